@@ -1,0 +1,99 @@
+# numaguard: build, test, install.
+#   make            library, CLI and (when Slurm headers exist) the SPANK plugin
+#   make check      install missing Debian packages, build, run every test
+#   make demo       private local Slurm with the plugin, real srun jobs
+#   make install    PREFIX, DESTDIR, SLURM_PLUGIN_DIR honoured
+#   make SAN=1 ...  build with ASan+UBSan into build-san/
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SLURM_INCLUDE ?= /usr/include
+SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm /usr/local/lib/slurm) $(PREFIX)/lib/slurm)
+
+ifeq ($(SAN),1)
+BUILD   ?= build-san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD   ?= build
+SANFLAGS =
+endif
+
+NG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -Ilib $(SANFLAGS)
+NG_LIBS   = -lhwloc -lnuma -ldl
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+
+LIB_SRCS   := $(sort $(wildcard lib/*.c))
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+TOOL_SRCS  := $(sort $(wildcard tools/*.c))
+TOOL_OBJS  := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
+SPANK_SRCS := $(sort $(wildcard spank/*.c))
+SPANK_OBJS := $(SPANK_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
+
+HAVE_SPANK := $(if $(and $(SPANK_SRCS),$(wildcard $(SLURM_INCLUDE)/slurm/spank.h)),1,)
+
+TARGETS := $(BUILD)/libnumaguard.a $(BUILD)/numaguard
+ifeq ($(HAVE_SPANK),1)
+TARGETS += $(BUILD)/numaguard.so
+endif
+
+.PHONY: all deps check test tests demo install clean bench check-vm
+all: $(TARGETS)
+
+$(BUILD)/%.o: %.c lib/numaguard.h lib/internal.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -I$(SLURM_INCLUDE) -c $< -o $@
+
+$(BUILD)/libnumaguard.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/numaguard: $(TOOL_OBJS) $(BUILD)/libnumaguard.a
+	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(BUILD)/libnumaguard.a $(NG_LIBS)
+
+# The plugin links the library objects in (no shared libnumaguard to install).
+$(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $(SPANK_OBJS) $(LIB_OBJS) $(NG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libnumaguard.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_LIBS) $(SANFLAGS)
+
+$(BUILD)/tests/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_LIBS) $(SANFLAGS)
+
+tests: $(TEST_BINS) $(HELPER_BINS)
+
+deps:
+	@sh tests/install-deps.sh
+
+# The README's test command: set-up, build, every test, "N passed, N failed".
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	@BUILD=$(BUILD) sh tests/run-all.sh
+
+test: all tests
+	@BUILD=$(BUILD) sh tests/run-all.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) sh tests/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(PREFIX)/bin/numaguard
+	install -m 644 lib/numaguard.h $(DESTDIR)$(PREFIX)/include/numaguard.h
+	install -m 644 $(BUILD)/libnumaguard.a $(DESTDIR)$(PREFIX)/lib/libnumaguard.a
+ifeq ($(HAVE_SPANK),1)
+	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR)
+	install -m 755 $(BUILD)/numaguard.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
+endif
+
+clean:
+	rm -rf build build-san

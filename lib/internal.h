@@ -1,0 +1,30 @@
+/* Internal helpers shared by lib/ files. Not installed. */
+#ifndef NG_INTERNAL_H
+#define NG_INTERNAL_H
+
+#include "numaguard.h"
+#include <stdarg.h>
+
+#define NG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/** printf into err (bounded, always NUL-terminated when errlen > 0); returns -1. */
+int ng_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Bounded string copy; returns 0, or -1 if truncated. */
+int ng_strlcpy(char *dst, const char *src, size_t len);
+
+/** Join fsroot and an absolute path into buf; -1 if too long. */
+int ng_path(char *buf, size_t len, const char *fsroot, const char *abs_path);
+
+/** Read a small text file (at most len-1 bytes) into buf; -1 on error. */
+int ng_read_small_file(const char *path, char *buf, size_t len);
+
+/** Normalise a PCI bus id ("4E:00.0", "0000:4e:00.0", "00000000:4E:00.0")
+ *  to "dddd:bb:dd.f" lower case; -1 if malformed. */
+int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
+
+/** Convert a uint64 node mask (policy) into an hwloc nodeset. */
+void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
+
+#endif

@@ -1,0 +1,444 @@
+/**
+ * @file numaguard.h
+ * @brief numaguard core library: topology, GPU locality, policy grammar,
+ *        per-task placement plans, and applying them.
+ *
+ * Data flows one way:
+ *
+ *     ng_topology (live or XML)  +  job shape (ng_plan_request)
+ *                 |                          |
+ *                 +---------> ng_plan_compute() ---> ng_plan
+ *                                                      |
+ *                                 ng_apply_task() <----+  (in each task)
+ *
+ * Launcher adapters (the SPANK plugin in spank/, the CLI in tools/) only
+ * translate their inputs into these calls; no Slurm header is included here.
+ *
+ * Conventions:
+ *  - Functions returning int return 0 on success and -1 on failure, writing
+ *    one human-readable line (no trailing newline) into @p err (may be NULL)
+ *    bounded by @p errlen.
+ *  - CPU and NUMA sets are hwloc bitmaps of OS indices (PU os_index, NUMA
+ *    node os_index). Sets returned by accessors are owned by their parent
+ *    object and stay valid until it is freed.
+ *  - Every string that comes from a user, an admin or a file is bounded:
+ *    see NG_MAX_* below.
+ */
+#ifndef NUMAGUARD_H
+#define NUMAGUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hwloc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest option value or plugstack argument accepted, in bytes. */
+#define NG_MAX_ARG 1024
+/** Longest PCI bus id string "dddd:bb:dd.f" plus NUL. */
+#define NG_BUSID_LEN 16
+/** Largest NUMA node OS index a policy may name. */
+#define NG_MAX_NUMA_OS_INDEX 4095
+/** Largest explicit thread count for --omp-guard=N. */
+#define NG_MAX_THREADS 65536
+/** Most GPUs a node may have (MI300A CPX has 24; leave room). */
+#define NG_MAX_GPUS 256
+
+/* ------------------------------------------------------------------ */
+/** @name Topology                                                      */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** Opaque: a loaded machine topology (hwloc) with its NUMA and GPU views. */
+typedef struct ng_topology ng_topology;
+
+/** What a NUMA node's memory is. */
+typedef enum ng_mem_kind {
+    NG_MEM_DRAM = 0,  /**< ordinary DRAM next to CPUs */
+    NG_MEM_HBM,       /**< high-bandwidth memory (MCDRAM, HBM, SPM) */
+    NG_MEM_GPU,       /**< GPU memory exposed as a NUMA node (GH200, POWER9) */
+    NG_MEM_NVM,       /**< persistent memory (Optane PMEM via kmem DAX) */
+    NG_MEM_CXL,       /**< CXL-attached memory */
+    NG_MEM_UNKNOWN    /**< a CPU-less node of unknown nature */
+} ng_mem_kind;
+
+/** Name used in JSON and messages: "DRAM","HBM","GPU","NVM","CXL","unknown". */
+const char *ng_mem_kind_name(ng_mem_kind kind);
+
+/** Read-only description of one NUMA node. */
+typedef struct ng_numa_info {
+    unsigned os_index;            /**< kernel node number */
+    hwloc_const_cpuset_t cpus;    /**< allowed PUs local to it; empty if CPU-less */
+    int has_cpus;                 /**< 1 if CPUs may be bound to it */
+    ng_mem_kind kind;             /**< memory kind */
+    uint64_t memory_bytes;        /**< local memory size, 0 if unknown */
+} ng_numa_info;
+
+typedef enum ng_gpu_vendor {
+    NG_VENDOR_UNKNOWN = 0,
+    NG_VENDOR_NVIDIA,
+    NG_VENDOR_AMD,
+    NG_VENDOR_INTEL
+} ng_gpu_vendor;
+
+/** "nvidia","amd","intel","unknown". */
+const char *ng_gpu_vendor_name(ng_gpu_vendor vendor);
+
+/** Read-only description of one GPU. */
+typedef struct ng_gpu_info {
+    char pci_bus_id[NG_BUSID_LEN];   /**< lower-case "dddd:bb:dd.f" */
+    ng_gpu_vendor vendor;
+    unsigned pci_vendor_id;          /**< e.g. 0x10de; 0 if unknown */
+    unsigned pci_device_id;
+    const char *const *os_devices;   /**< NULL-terminated names: "cuda0","nvml0","card1",... */
+    unsigned n_os_devices;
+    hwloc_const_cpuset_t cpus;       /**< allowed PUs local to the GPU (may be empty) */
+    hwloc_const_nodeset_t numa_nodes;   /**< CPU-bearing local nodes (OS indices) */
+    hwloc_const_nodeset_t memory_nodes; /**< memory-only nodes belonging to this GPU */
+} ng_gpu_info;
+
+/** Options for ng_topology_load(). Zero-initialise, then set what you need. */
+typedef struct ng_topology_options {
+    /** hwloc XML file to load; NULL = discover the live machine. */
+    const char *xml_path;
+    /** Root of /sys, /proc and /dev used for sysfs lookups (kinds, GPUs);
+     *  NULL or "" means "/". Only for tests and the admin's test-only root. */
+    const char *fsroot;
+    /** Keep objects disallowed by cgroups (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED). */
+    int include_disallowed;
+} ng_topology_options;
+
+/** Load a topology. On failure *out is NULL and err says why. */
+int ng_topology_load(ng_topology **out, const ng_topology_options *opts,
+                     char *err, size_t errlen);
+void ng_topology_free(ng_topology *topo);
+
+/** 1 if the topology describes the machine we run on (live discovery, or an
+ *  XML whose CPUs match this machine's); binding is skipped otherwise. */
+int ng_topology_is_this_system(const ng_topology *topo);
+
+/** The underlying hwloc topology (read-only use). */
+hwloc_topology_t ng_topology_hwloc(const ng_topology *topo);
+
+/** All allowed PUs of the machine. */
+hwloc_const_cpuset_t ng_topology_allowed_cpus(const ng_topology *topo);
+
+/** NUMA nodes, sorted by OS index. */
+unsigned ng_topology_numa_count(const ng_topology *topo);
+const ng_numa_info *ng_topology_numa(const ng_topology *topo, unsigned i);
+/** Node by OS index, or NULL. */
+const ng_numa_info *ng_topology_numa_by_os(const ng_topology *topo, unsigned os_index);
+
+/** NUMA distance (10 = local) between two nodes by OS index; 0 if unknown. */
+unsigned ng_topology_distance(const ng_topology *topo, unsigned from_os, unsigned to_os);
+
+/** GPUs, sorted by PCI bus id. */
+unsigned ng_topology_gpu_count(const ng_topology *topo);
+const ng_gpu_info *ng_topology_gpu(const ng_topology *topo, unsigned i);
+/** Index of the GPU with this bus id (any case, domain optional), or -1. */
+int ng_topology_gpu_by_busid(const ng_topology *topo, const char *busid);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Which GPUs a task has                                          */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/**
+ * Environment view for GPU identification: the variables a launcher gave
+ * the task. Any field may be NULL (unset).
+ */
+typedef struct ng_gpu_env {
+    const char *slurm_step_gpus;      /**< SLURM_STEP_GPUS: global gres indices */
+    const char *slurm_job_gpus;       /**< SLURM_JOB_GPUS: global gres indices */
+    const char *cuda_visible_devices; /**< indices, GPU-/MIG- UUIDs */
+    const char *rocr_visible_devices; /**< indices or GPU- UUIDs */
+    const char *ze_affinity_mask;     /**< "0", "0.1", "1,2" */
+    const char *gpu_device_ordinal;   /**< GPU_DEVICE_ORDINAL (Slurm, AMD) */
+} ng_gpu_env;
+
+/**
+ * The node's gres GPU list in Slurm's index order: entry i is the device
+ * file of gres GPU index i (e.g. "/dev/nvidia3", "/dev/dri/renderD129").
+ * Build it with ng_gres_order_from_files() from gres.conf File= entries.
+ */
+typedef struct ng_gres_order {
+    unsigned count;
+    char **device_files;      /**< count entries, owned */
+} ng_gres_order;
+
+/**
+ * Expand gres.conf File= values (each may hold a bracket range such as
+ * "/dev/nvidia[0-3]" or a comma list) into Slurm's index order.
+ * See docs/gpu-order.md for the rule and its source.
+ */
+int ng_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
+                             unsigned n_specs, char *err, size_t errlen);
+void ng_gres_order_free(ng_gres_order *order);
+
+/**
+ * Read the node's gres GPU order from a gres.conf file: the Name=gpu lines
+ * that apply to @p node_name (NULL = any), File= values expanded in order.
+ * AutoDetect lines are resolved by the rule in docs/gpu-order.md using the
+ * device files and driver information under @p fsroot.
+ */
+int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
+                            const char *node_name, const char *fsroot,
+                            char *err, size_t errlen);
+
+/**
+ * Map a device file (e.g. "/dev/nvidia2", "/dev/dri/renderD128") to its PCI
+ * bus id. The device file itself is stat()ed as given (it must be a character
+ * device: its major/minor identify the GPU); the kernel and driver views are
+ * read under @p fsroot (NULL = "/"): NVIDIA minors via
+ * /proc/driver/nvidia/gpus/<bus>/information ("Device Minor: N"),
+ * DRM char devices via /sys/dev/char/MAJ:MIN/device.
+ */
+int ng_device_file_busid(const char *fsroot, const char *device_file,
+                         char busid[NG_BUSID_LEN], char *err, size_t errlen);
+
+/**
+ * Resolve the GPUs of one task into topology GPU indices (sorted, unique).
+ * Order of evidence: SLURM_STEP_GPUS / SLURM_JOB_GPUS through @p order when
+ * given; else CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK
+ * (UUIDs via NVML when available or /proc/driver/nvidia; plain indices as
+ * positions among the topology's GPUs of that vendor in bus order).
+ * @param out_idx   receives up to @p max indices
+ * @param n_out     receives the number found (0 = task has no GPU)
+ * @return 0, or -1 when a listed GPU cannot be identified (err says which).
+ */
+int ng_task_gpus(const ng_topology *topo, const ng_gres_order *order,
+                 const ng_gpu_env *env, const char *fsroot,
+                 int *out_idx, unsigned max, unsigned *n_out,
+                 char *err, size_t errlen);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Policy grammar                                                */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+typedef enum ng_policy_kind {
+    NG_POLICY_LOCAL = 0,   /**< bind CPUs near the GPU(s), MPOL_BIND memory there */
+    NG_POLICY_PREFER,      /**< bind CPUs, MPOL_PREFERRED_MANY memory (no OOM) */
+    NG_POLICY_INTERLEAVE,  /**< bind CPUs, MPOL_INTERLEAVE memory */
+    NG_POLICY_WEIGHTED,    /**< bind CPUs, MPOL_WEIGHTED_INTERLEAVE (>= 6.9) */
+    NG_POLICY_NONE         /**< touch nothing (threads only, if guarded) */
+} ng_policy_kind;
+
+/** "local","prefer","interleave","weighted","none". */
+const char *ng_policy_kind_name(ng_policy_kind kind);
+
+/** Modifier flags of --numa-policy. */
+enum {
+    NG_MOD_VERBOSE = 1u << 0, /**< one line per task on stderr */
+    NG_MOD_QUIET   = 1u << 1, /**< no warnings */
+    NG_MOD_STRICT  = 1u << 2, /**< failures fail the task */
+    NG_MOD_HELP    = 1u << 3, /**< print the grammar */
+    NG_MOD_SMT     = 1u << 4, /**< one thread per PU instead of per core */
+    NG_MOD_CPULESS = 1u << 5  /**< memory policy may use CPU-less nodes */
+};
+
+#define NG_NODEMASK_WORDS ((NG_MAX_NUMA_OS_INDEX + 1) / 64)
+
+/** A parsed --numa-policy value (plain data, copyable). */
+typedef struct ng_policy {
+    ng_policy_kind kind;
+    unsigned mods;                 /**< NG_MOD_* */
+    int has_nodes;                 /**< 1 if the user named memory nodes */
+    uint64_t nodes[NG_NODEMASK_WORDS]; /**< named nodes (OS indices) */
+} ng_policy;
+
+/** Parse a --numa-policy value, e.g. "local", "verbose,prefer",
+ *  "interleave:0-3,8", "weighted:all,cpuless". NULL/"" -> local. */
+int ng_policy_parse(const char *text, ng_policy *out, char *err, size_t errlen);
+
+/** Write the canonical text of a policy ("interleave:0-3,verbose"). */
+int ng_policy_format(const ng_policy *pol, char *buf, size_t len);
+
+/** The grammar, for --numa-policy=help (multi-line). */
+const char *ng_policy_help(void);
+
+typedef enum ng_omp_mode {
+    NG_OMP_OFF = 0,
+    NG_OMP_AUTO,    /**< threads = cores owned (PUs with smt) */
+    NG_OMP_FIXED    /**< threads = nthreads */
+} ng_omp_mode;
+
+/** A parsed --omp-guard value. */
+typedef struct ng_omp_guard {
+    ng_omp_mode mode;
+    unsigned nthreads;   /**< for NG_OMP_FIXED */
+    int force;           /**< overwrite values the user already set */
+} ng_omp_guard;
+
+/** Parse --omp-guard: NULL or "" -> auto; "auto", "N", "off", with ",force". */
+int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen);
+int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Thread environment                                             */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** Default variables capped by --omp-guard, NULL-terminated. */
+extern const char *const ng_default_thread_vars[];
+
+/** One variable to set in a task. */
+typedef struct ng_env_var {
+    char name[64];
+    char value[64];
+    int overwrite;   /**< 1: set even if the user set it (force) */
+} ng_env_var;
+
+#define NG_MAX_ENV 32
+
+/**
+ * Compute the thread variables for a task owning @p threads threads.
+ * @param vars  NULL-terminated list of count variables, or NULL for the default
+ * @param smt   1 if places are hardware threads
+ * Fills @p out with the count variables followed by OMP_PLACES and
+ * OMP_PROC_BIND. Returns the number of entries, or -1.
+ */
+int ng_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
+                  const char *const *vars, ng_env_var *out, unsigned max);
+
+/** Parse an admin's comma list of variable names ("OMP_NUM_THREADS,MKL_NUM_THREADS")
+ *  into a NULL-terminated array in @p names (each validated as [A-Z_][A-Z0-9_]*). */
+int ng_thread_vars_parse(const char *text, char names[][64], const char **ptrs,
+                         unsigned max, char *err, size_t errlen);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Planning                                                       */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** The job shape on this node. */
+typedef struct ng_plan_request {
+    unsigned ntasks;                 /**< local tasks on this node (>= 1) */
+    /** CPUs the step may use here; NULL = all allowed PUs of the topology. */
+    hwloc_const_cpuset_t allowed_cpus;
+    /** Per task GPU lists: task i has task_gpu_count[i] topology GPU indices
+     *  starting at task_gpus[task_gpu_offset[i]]. All three NULL = no GPUs. */
+    const unsigned *task_gpu_count;
+    const unsigned *task_gpu_offset;
+    const int *task_gpus;
+    unsigned cpus_per_task;          /**< Slurm -c (logical CPUs); 0 = unset */
+    ng_policy policy;
+    ng_omp_guard omp;
+    const char *const *thread_vars;  /**< NULL = ng_default_thread_vars */
+} ng_plan_request;
+
+/** Memory policy mode a task gets. */
+typedef enum ng_mem_mode {
+    NG_MEM_MODE_NONE = 0,       /**< leave as is */
+    NG_MEM_MODE_BIND,           /**< MPOL_BIND */
+    NG_MEM_MODE_PREFERRED_MANY, /**< MPOL_PREFERRED_MANY */
+    NG_MEM_MODE_INTERLEAVE,     /**< MPOL_INTERLEAVE */
+    NG_MEM_MODE_WEIGHTED        /**< MPOL_WEIGHTED_INTERLEAVE */
+} ng_mem_mode;
+
+/** "none","bind","preferred_many","interleave","weighted_interleave". */
+const char *ng_mem_mode_name(ng_mem_mode mode);
+
+/** One task's plan (read-only, owned by the ng_plan). */
+typedef struct ng_task_plan {
+    unsigned local_id;
+    unsigned n_gpus;
+    const int *gpus;                 /**< topology GPU indices */
+    hwloc_const_cpuset_t cpus;       /**< PUs to bind to; NULL if not binding */
+    ng_mem_mode mem_mode;
+    hwloc_const_nodeset_t mem_nodes; /**< OS indices; NULL if mode none */
+    unsigned threads;                /**< cores (or PUs) owned */
+    unsigned n_env;
+    const ng_env_var *env;
+    int shares_cores;                /**< 1 if another task shares a core */
+    int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
+} ng_task_plan;
+
+/** Opaque: the per-task plans of one step on one node, with warnings. */
+typedef struct ng_plan ng_plan;
+
+/** Compute the plan. Pure and deterministic: same input, same output. */
+int ng_plan_compute(const ng_topology *topo, const ng_plan_request *req,
+                    ng_plan **out, char *err, size_t errlen);
+void ng_plan_free(ng_plan *plan);
+unsigned ng_plan_task_count(const ng_plan *plan);
+const ng_task_plan *ng_plan_task(const ng_plan *plan, unsigned local_id);
+unsigned ng_plan_warning_count(const ng_plan *plan);
+const char *ng_plan_warning(const ng_plan *plan, unsigned i);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Formatting helpers                                             */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** Linux cpulist string ("0-23,96-119"; "" when empty). Returns length or -1 if truncated. */
+int ng_list_format(hwloc_const_bitmap_t set, char *buf, size_t len);
+/** Parse a Linux cpulist/nodelist string (bounded by NG_MAX_ARG) into @p set. */
+int ng_list_parse(const char *text, hwloc_bitmap_t set, unsigned max_index,
+                  char *err, size_t errlen);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Applying a plan in the task                                    */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** Hooks the caller gives ng_apply_task() to read and write the task's env. */
+typedef struct ng_env_ops {
+    /** Return 1 if @p name is set in the task's environment. */
+    int (*is_set)(void *ctx, const char *name);
+    /** Set @p name=@p value (overwrite); 0 on success. */
+    int (*set)(void *ctx, const char *name, const char *value);
+    void *ctx;
+} ng_env_ops;
+
+/** What ng_apply_task() did, for the verbose line and NUMAGUARD_* vars. */
+typedef struct ng_apply_result {
+    int cpus_applied;        /**< sched_setaffinity done */
+    int mem_applied;         /**< set_mempolicy done */
+    ng_mem_mode mem_mode;    /**< mode actually set (after fallbacks) */
+    char warning[256];       /**< first warning, "" if none */
+} ng_apply_result;
+
+/** Flags for ng_apply_task(). */
+enum {
+    NG_APPLY_SKIP_SYSCALLS = 1u << 0, /**< plan only (topology not this system) */
+    NG_APPLY_KEEP_CPUS     = 1u << 1  /**< user --cpu-bind: leave affinity alone */
+};
+
+/**
+ * Apply one task's plan to the calling process: CPU affinity, memory policy
+ * (with fallbacks: PREFERRED_MANY -> PREFERRED, WEIGHTED -> INTERLEAVE),
+ * thread variables and NUMAGUARD_CPUS/MEMS/GPUS/POLICY through @p env.
+ * Returns -1 (err says why) if a step failed; the caller decides whether
+ * that is fatal (strict) or a warning.
+ */
+int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
+                  unsigned local_id, const ng_policy *pol, unsigned flags,
+                  const ng_env_ops *env, ng_apply_result *res,
+                  char *err, size_t errlen);
+
+/** One verbose line for a task (no newline), in the spirit of --cpu-bind=verbose. */
+int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
+                     unsigned local_id, int global_rank,
+                     const ng_apply_result *res, char *buf, size_t len);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMAGUARD_H */

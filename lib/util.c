@@ -1,0 +1,177 @@
+/* Small shared helpers: errors, bounded strings, lists, names. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ng_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int ng_strlcpy(char *dst, const char *src, size_t len)
+{
+    if (!len)
+        return -1;
+    size_t n = strnlen(src, len);
+    if (n == len) {
+        memcpy(dst, src, len - 1);
+        dst[len - 1] = '\0';
+        return -1;
+    }
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+int ng_path(char *buf, size_t len, const char *fsroot, const char *abs_path)
+{
+    if (!fsroot || !*fsroot || strcmp(fsroot, "/") == 0)
+        fsroot = "";
+    int n = snprintf(buf, len, "%s%s", fsroot, abs_path);
+    return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+int ng_read_small_file(const char *path, char *buf, size_t len)
+{
+    if (!len)
+        return -1;
+    /* O_NOFOLLOW is not used: sysfs paths are symlinks by design. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t got = 0;
+    while (got < len - 1) {
+        ssize_t r = read(fd, buf + got, len - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    return 0;
+}
+
+int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN])
+{
+    unsigned dom = 0, bus, dev, fn;
+    char tail;
+    if (!in)
+        return -1;
+    while (isspace((unsigned char)*in))
+        in++;
+    size_t n = strnlen(in, 64);
+    if (n >= 64)
+        return -1;
+    if (sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) == 4) {
+        /* full form */
+    } else if (sscanf(in, "%x:%x.%x%c", &bus, &dev, &fn, &tail) == 3) {
+        dom = 0;
+    } else {
+        return -1;
+    }
+    if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+        return -1;
+    snprintf(out, NG_BUSID_LEN, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+    return 0;
+}
+
+void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set)
+{
+    hwloc_bitmap_zero(set);
+    for (unsigned w = 0; w < words; w++)
+        for (unsigned b = 0; b < 64; b++)
+            if (mask[w] & (1ull << b))
+                hwloc_bitmap_set(set, w * 64 + b);
+}
+
+int ng_list_format(hwloc_const_bitmap_t set, char *buf, size_t len)
+{
+    if (!len)
+        return -1;
+    buf[0] = '\0';
+    if (!set || hwloc_bitmap_iszero(set))
+        return 0;
+    int n = hwloc_bitmap_list_snprintf(buf, len, set);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    return n;
+}
+
+int ng_list_parse(const char *text, hwloc_bitmap_t set, unsigned max_index,
+                  char *err, size_t errlen)
+{
+    hwloc_bitmap_zero(set);
+    if (!text)
+        return ng_fail(err, errlen, "empty list");
+    if (strnlen(text, NG_MAX_ARG + 1) > NG_MAX_ARG)
+        return ng_fail(err, errlen, "list longer than %d bytes", NG_MAX_ARG);
+    const char *p = text;
+    if (!*p)
+        return ng_fail(err, errlen, "empty list");
+    for (;;) {
+        char *end;
+        if (!isdigit((unsigned char)*p))
+            return ng_fail(err, errlen, "'%s': expected a number at '%.16s'", text, p);
+        errno = 0;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        if (errno || a > max_index)
+            return ng_fail(err, errlen, "'%s': index out of range (0-%u)", text, max_index);
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (!isdigit((unsigned char)*p))
+                return ng_fail(err, errlen, "'%s': expected a number after '-'", text);
+            errno = 0;
+            b = strtoul(p, &end, 10);
+            if (errno || b > max_index)
+                return ng_fail(err, errlen, "'%s': index out of range (0-%u)", text, max_index);
+            if (b < a)
+                return ng_fail(err, errlen, "'%s': range %lu-%lu is reversed", text, a, b);
+            p = end;
+        }
+        hwloc_bitmap_set_range(set, (unsigned)a, (int)b);
+        if (*p == '\0')
+            return 0;
+        if (*p != ',')
+            return ng_fail(err, errlen, "'%s': unexpected '%c'", text, *p);
+        p++;
+    }
+}
+
+const char *ng_mem_kind_name(ng_mem_kind kind)
+{
+    static const char *const names[] = {"DRAM", "HBM", "GPU", "NVM", "CXL", "unknown"};
+    return (unsigned)kind < NG_ARRAY_LEN(names) ? names[kind] : "unknown";
+}
+
+const char *ng_gpu_vendor_name(ng_gpu_vendor vendor)
+{
+    static const char *const names[] = {"unknown", "nvidia", "amd", "intel"};
+    return (unsigned)vendor < NG_ARRAY_LEN(names) ? names[vendor] : "unknown";
+}
+
+const char *ng_policy_kind_name(ng_policy_kind kind)
+{
+    static const char *const names[] = {"local", "prefer", "interleave", "weighted", "none"};
+    return (unsigned)kind < NG_ARRAY_LEN(names) ? names[kind] : "?";
+}
+
+const char *ng_mem_mode_name(ng_mem_mode mode)
+{
+    static const char *const names[] = {"none", "bind", "preferred_many", "interleave",
+                                        "weighted_interleave"};
+    return (unsigned)mode < NG_ARRAY_LEN(names) ? names[mode] : "?";
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Install the Debian packages numaguard needs to build and test, if missing.
+# Used by `make check` and `make demo`; safe to run again.
+set -e
+pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
+libslurm-dev slurmctld slurmd slurm-client munge python3"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "numaguard: missing packages:$missing (run as root, or install them)" >&2
+    exit 1
+fi
+echo "numaguard: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends $missing >/dev/null
