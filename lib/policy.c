@@ -1,0 +1,449 @@
+/* Policy grammar: --numa-policy and --omp-guard values (parse, format, help).
+ * The grammar is documented in docs/grammar.md; ng_policy_help() prints it. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define POLICY_OPT "--numa-policy"
+#define POLICY_FORMS "expected local|prefer|interleave[:NODES]|weighted[:NODES]|none" \
+    " with optional modifiers verbose,quiet,strict,help,smt,cpuless" \
+    " (NODES = all or a nodelist like 0-3,8)"
+#define OMP_OPT "--omp-guard"
+#define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force"
+
+/* Shown bytes of a bad value/item in a message: the message must stay one
+ * readable line even for a 1024-byte value, and still end with the forms. */
+#define SHOW_MAX 64
+
+/* Copy n bytes of s into out as printable text: bytes outside 0x20..0x7e,
+ * the quote and the backslash become \xNN, so a message is always one line
+ * and cannot carry terminal escapes. Longer input ends with "...". */
+static void show(const char *s, size_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n && i < SHOW_MAX && o + 5 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    if (n > SHOW_MAX && o + 4 < len) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/* One rejection line: "<opt>: invalid value '<value>': <why>; <forms>".
+ * When @p item is not NULL, @p why names it: "unknown item '%s'". */
+static int reject(char *err, size_t errlen, const char *opt, const char *forms,
+                  const char *value, size_t vlen, const char *why,
+                  const char *item, size_t ilen)
+{
+    char v[SHOW_MAX * 4 + 8], it[SHOW_MAX * 4 + 8] = "";
+    show(value, vlen, v, sizeof v);
+    if (item)
+        show(item, ilen, it, sizeof it);
+    char reason[sizeof it + 64];
+    snprintf(reason, sizeof reason, why, it);
+    return ng_fail(err, errlen, "%s: invalid value '%s': %s; %s", opt, v, reason, forms);
+}
+
+/* ---------------- --numa-policy ---------------- */
+
+static const struct { const char *name; unsigned flag; } mod_names[] = {
+    {"verbose", NG_MOD_VERBOSE}, {"quiet", NG_MOD_QUIET}, {"strict", NG_MOD_STRICT},
+    {"help", NG_MOD_HELP},       {"smt", NG_MOD_SMT},     {"cpuless", NG_MOD_CPULESS},
+};
+#define ALL_MODS (NG_MOD_VERBOSE | NG_MOD_QUIET | NG_MOD_STRICT | NG_MOD_HELP | \
+                  NG_MOD_SMT | NG_MOD_CPULESS)
+
+/* Parser state: the whole value and a cursor into it. */
+typedef struct pstate {
+    const char *text;
+    size_t len;
+    const char *p;
+    char *err;
+    size_t errlen;
+} pstate;
+
+static int bad(pstate *st, const char *why, const char *item, size_t ilen)
+{
+    return reject(st->err, st->errlen, POLICY_OPT, POLICY_FORMS, st->text, st->len,
+                  why, item, ilen);
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Length of the item at p: up to the next ',' or the end. */
+static size_t item_len(const char *p)
+{
+    return strcspn(p, ",");
+}
+
+/* A decimal node index at st->p; leading zeros are accepted as the kernel's
+ * nodelist parser does. Digits are capped so the value cannot overflow. */
+static int node_number(pstate *st, const char *item, size_t ilen, unsigned *out)
+{
+    unsigned v = 0;
+    if (!is_digit(*st->p))
+        return bad(st, "bad node list in '%s'", item, ilen);
+    while (is_digit(*st->p)) {
+        if (v <= NG_MAX_NUMA_OS_INDEX)
+            v = v * 10 + (unsigned)(*st->p - '0');
+        st->p++;
+    }
+    if (v > NG_MAX_NUMA_OS_INDEX) {
+        char why[96];
+        snprintf(why, sizeof why, "node index out of range (0-%d) in '%%s'",
+                 NG_MAX_NUMA_OS_INDEX);
+        return bad(st, why, item, ilen);
+    }
+    *out = v;
+    return 0;
+}
+
+/* NODES after "interleave:" / "weighted:". "all" leaves has_nodes 0. A
+ * nodelist consumes every following comma item that starts with a digit, so
+ * "interleave:0,2-3,verbose" is nodes {0,2,3} then the modifier verbose. */
+static int parse_nodes(pstate *st, ng_policy *out)
+{
+    const char *item = st->p;   /* for messages: the "N-M" piece being read */
+    if (strncmp(st->p, "all", 3) == 0 && (st->p[3] == ',' || st->p[3] == '\0')) {
+        st->p += 3;
+        return 0;
+    }
+    if (!is_digit(*st->p))
+        return bad(st, "'%s' is not a node list (expected all or e.g. 0-3,8)",
+                   item, item_len(item));
+    for (;;) {
+        unsigned a, b;
+        item = st->p;
+        size_t ilen = item_len(item);
+        if (node_number(st, item, ilen, &a) < 0)
+            return -1;
+        b = a;
+        if (*st->p == '-') {
+            st->p++;
+            if (node_number(st, item, ilen, &b) < 0)
+                return -1;
+            if (b < a)
+                return bad(st, "reversed node range '%s'", item, ilen);
+        }
+        if (*st->p != ',' && *st->p != '\0')
+            return bad(st, "bad node list in '%s'", item, ilen);
+        for (unsigned n = a; n <= b; n++)
+            out->nodes[n / 64] |= 1ull << (n % 64);
+        out->has_nodes = 1;
+        if (!(st->p[0] == ',' && is_digit(st->p[1])))
+            return 0;
+        st->p++;
+    }
+}
+
+/* One policy item (name already matched as kind, at st->p after the name). */
+static int parse_policy_item(pstate *st, ng_policy *out, int *have_policy,
+                             ng_policy_kind kind, const char *item)
+{
+    size_t ilen = item_len(item);
+    if (*have_policy)
+        return bad(st, "second policy '%s' (exactly one policy is allowed)", item, ilen);
+    *have_policy = 1;
+    out->kind = kind;
+    if (*st->p != ':')
+        return 0;
+    if (kind != NG_POLICY_INTERLEAVE && kind != NG_POLICY_WEIGHTED)
+        return bad(st, "item '%s': only interleave and weighted take a node list", item, ilen);
+    st->p++;
+    return parse_nodes(st, out);
+}
+
+/* Match the item at st->p against the policy and modifier names. */
+static int parse_item(pstate *st, ng_policy *out, int *have_policy)
+{
+    const char *item = st->p;
+    size_t ilen = item_len(item);
+    size_t wlen = strcspn(item, ",:");
+    if (ilen == 0)
+        return bad(st, "empty item%s", NULL, 0);
+    for (int k = NG_POLICY_LOCAL; k <= NG_POLICY_NONE; k++) {
+        const char *name = ng_policy_kind_name((ng_policy_kind)k);
+        if (wlen == strlen(name) && strncmp(item, name, wlen) == 0) {
+            st->p += wlen;
+            return parse_policy_item(st, out, have_policy, (ng_policy_kind)k, item);
+        }
+    }
+    for (size_t m = 0; m < NG_ARRAY_LEN(mod_names); m++) {
+        if (ilen == strlen(mod_names[m].name) && strncmp(item, mod_names[m].name, ilen) == 0) {
+            out->mods |= mod_names[m].flag;
+            st->p += ilen;
+            return 0;
+        }
+    }
+    if (wlen < ilen) /* "verbose:1", "foo:2" */
+        return bad(st, "unknown item '%s' (only interleave and weighted take ':NODES')",
+                   item, ilen);
+    return bad(st, "unknown item '%s'", item, ilen);
+}
+
+int ng_policy_parse(const char *text, ng_policy *out, char *err, size_t errlen)
+{
+    ng_policy pol;
+    memset(&pol, 0, sizeof pol);
+    pol.kind = NG_POLICY_LOCAL;
+    if (!out)
+        return ng_fail(err, errlen, POLICY_OPT ": no output");
+    if (!text || !*text) {
+        *out = pol;
+        return 0;
+    }
+    size_t len = strnlen(text, NG_MAX_ARG + 1);
+    pstate st = {text, len, text, err, errlen};
+    if (len > NG_MAX_ARG) {
+        char why[64];
+        snprintf(why, sizeof why, "longer than %d bytes%%s", NG_MAX_ARG);
+        return bad(&st, why, NULL, 0);
+    }
+    int have_policy = 0;
+    for (;;) {
+        if (parse_item(&st, &pol, &have_policy) < 0)
+            return -1;
+        if (*st.p == '\0')
+            break;
+        st.p++; /* the ',' (parse_item stops only at ',' or the end) */
+        if (*st.p == '\0')
+            return bad(&st, "empty item%s", NULL, 0); /* trailing comma */
+    }
+    /* "help" needs no policy: the user asked for the grammar, not a placement. */
+    if (!have_policy && !(pol.mods & NG_MOD_HELP))
+        return bad(&st, "no policy given%s", NULL, 0);
+    if ((pol.mods & NG_MOD_VERBOSE) && (pol.mods & NG_MOD_QUIET))
+        return bad(&st, "verbose and quiet exclude each other%s", NULL, 0);
+    *out = pol;
+    return 0;
+}
+
+/* Append s to buf at *o; -1 when it does not fit. */
+static int put(char *buf, size_t len, size_t *o, const char *s)
+{
+    size_t n = strlen(s);
+    if (*o + n >= len)
+        return -1;
+    memcpy(buf + *o, s, n + 1);
+    *o += n;
+    return 0;
+}
+
+static int node_set(const ng_policy *pol, unsigned n)
+{
+    return (pol->nodes[n / 64] >> (n % 64)) & 1;
+}
+
+/* The nodelist of pol in ranges, "0-3,8". */
+static int put_nodes(const ng_policy *pol, char *buf, size_t len, size_t *o)
+{
+    int first = 1;
+    for (unsigned n = 0; n <= NG_MAX_NUMA_OS_INDEX; n++) {
+        if (!node_set(pol, n))
+            continue;
+        unsigned e = n;
+        while (e < NG_MAX_NUMA_OS_INDEX && node_set(pol, e + 1))
+            e++;
+        char piece[32];
+        if (e == n)
+            snprintf(piece, sizeof piece, "%s%u", first ? "" : ",", n);
+        else
+            snprintf(piece, sizeof piece, "%s%u-%u", first ? "" : ",", n, e);
+        if (put(buf, len, o, piece) < 0)
+            return -1;
+        first = 0;
+        n = e;
+    }
+    return first ? -1 : 0; /* has_nodes with no node cannot be written back */
+}
+
+/* Canonical form: policy[:nodes] then modifiers in mod_names order. Returns
+ * the length, or -1 if @p pol is not something the parser could produce or
+ * @p buf is too small. */
+int ng_policy_format(const ng_policy *pol, char *buf, size_t len)
+{
+    size_t o = 0;
+    if (!buf || !len)
+        return -1;
+    buf[0] = '\0';
+    if (!pol || (unsigned)pol->kind > NG_POLICY_NONE || (pol->mods & ~(unsigned)ALL_MODS) ||
+        ((pol->mods & NG_MOD_VERBOSE) && (pol->mods & NG_MOD_QUIET)))
+        return -1;
+    int takes_nodes = pol->kind == NG_POLICY_INTERLEAVE || pol->kind == NG_POLICY_WEIGHTED;
+    if (pol->has_nodes && !takes_nodes)
+        return -1;
+    if (put(buf, len, &o, ng_policy_kind_name(pol->kind)) < 0)
+        goto trunc;
+    if (pol->has_nodes && (put(buf, len, &o, ":") < 0 || put_nodes(pol, buf, len, &o) < 0))
+        goto trunc;
+    for (size_t m = 0; m < NG_ARRAY_LEN(mod_names); m++)
+        if ((pol->mods & mod_names[m].flag) &&
+            (put(buf, len, &o, ",") < 0 || put(buf, len, &o, mod_names[m].name) < 0))
+            goto trunc;
+    return (int)o;
+trunc:
+    buf[0] = '\0';
+    return -1;
+}
+
+const char *ng_policy_help(void)
+{
+    return
+"numaguard options (see docs/grammar.md)\n"
+"\n"
+"--numa-policy=ITEM[,ITEM...]   one policy plus any modifiers, in any order\n"
+"  policies (exactly one; default local):\n"
+"    local              bind CPUs near the task's GPU(s); memory bound there\n"
+"    prefer             bind CPUs; memory preferred there (spills, no OOM)\n"
+"    interleave[:NODES] bind CPUs; memory interleaved over NODES\n"
+"    weighted[:NODES]   bind CPUs; weighted interleave (Linux >= 6.9)\n"
+"    none               touch neither CPUs nor memory\n"
+"  NODES: all, or a nodelist such as 0-3,8 (NUMA OS indices 0-4095); the\n"
+"    items after ':' that start with a digit belong to the list:\n"
+"    interleave:0,2-3,verbose = nodes 0,2,3 plus verbose. Without NODES the\n"
+"    nodes near the task's GPU(s) are used; 'all' means every usable node.\n"
+"  modifiers:\n"
+"    verbose  one line per task on stderr      quiet  no warnings\n"
+"    strict   a failure fails the task          help   print this text\n"
+"    smt      one thread per hardware thread instead of per core\n"
+"    cpuless  memory may also use CPU-less nodes (GPU memory, HBM, CXL, PMEM)\n"
+"  verbose and quiet exclude each other; 'help' alone is valid.\n"
+"  Lower case, no spaces. Examples: --numa-policy=prefer,verbose\n"
+"    --numa-policy=interleave:0-3,strict  --numa-policy=weighted:all,cpuless\n"
+"\n"
+"--omp-guard[=auto|N|off][,force]   cap OpenMP/BLAS thread pools\n"
+"  auto (default)  threads = cores owned (hardware threads with smt)\n"
+"  N               exactly N threads (1-65536)\n"
+"  off             set no thread variables\n"
+"  force           overwrite values already set (else they are kept);\n"
+"                  'force' alone means auto,force\n"
+"  Sets OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS,\n"
+"  BLIS_NUM_THREADS, VECLIB_MAXIMUM_THREADS, NUMEXPR_NUM_THREADS,\n"
+"  NUMBA_NUM_THREADS, OMP_PLACES and OMP_PROC_BIND.\n";
+}
+
+/* ---------------- --omp-guard ---------------- */
+
+static int omp_bad(const char *text, size_t len, const char *why, const char *item,
+                   size_t ilen, char *err, size_t errlen)
+{
+    return reject(err, errlen, OMP_OPT, OMP_FORMS, text, len, why, item, ilen);
+}
+
+/* The head item: auto | off | N (no sign, no leading zero, no spaces). */
+static int omp_head(const char *text, size_t len, const char *h, size_t hlen,
+                    ng_omp_guard *g, char *err, size_t errlen)
+{
+    if (hlen == 4 && strncmp(h, "auto", 4) == 0) {
+        g->mode = NG_OMP_AUTO;
+        return 0;
+    }
+    if (hlen == 3 && strncmp(h, "off", 3) == 0) {
+        g->mode = NG_OMP_OFF;
+        return 0;
+    }
+    if (hlen == 0)
+        return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
+    for (size_t i = 0; i < hlen; i++)
+        if (!is_digit(h[i]))
+            return omp_bad(text, len, "unknown item '%s'", h, hlen, err, errlen);
+    if (h[0] == '0' || hlen > 5) /* "0", "08"; 6+ digits exceed 65536 */
+        return omp_bad(text, len, "thread count '%s' out of range", h, hlen, err, errlen);
+    unsigned v = 0;
+    for (size_t i = 0; i < hlen; i++)
+        v = v * 10 + (unsigned)(h[i] - '0');
+    if (v > NG_MAX_THREADS)
+        return omp_bad(text, len, "thread count '%s' out of range", h, hlen, err, errlen);
+    g->mode = NG_OMP_FIXED;
+    g->nthreads = v;
+    return 0;
+}
+
+int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen)
+{
+    ng_omp_guard g = {NG_OMP_AUTO, 0, 0};
+    if (!out)
+        return ng_fail(err, errlen, OMP_OPT ": no output");
+    if (!text || !*text) {
+        *out = g;
+        return 0;
+    }
+    size_t len = strnlen(text, NG_MAX_ARG + 1);
+    if (len > NG_MAX_ARG) {
+        char why[64];
+        snprintf(why, sizeof why, "longer than %d bytes%%s", NG_MAX_ARG);
+        return omp_bad(text, len, why, NULL, 0, err, errlen);
+    }
+    if (strcmp(text, "force") == 0) {
+        g.force = 1;
+        *out = g;
+        return 0;
+    }
+    size_t hlen = strcspn(text, ",");
+    if (omp_head(text, len, text, hlen, &g, err, errlen) < 0)
+        return -1;
+    if (text[hlen] == ',') {
+        const char *t = text + hlen + 1;
+        size_t tlen = strlen(t);
+        if (tlen == 0)
+            return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
+        size_t flen = strcspn(t, ",");
+        if (flen != 5 || strncmp(t, "force", 5) != 0)
+            return omp_bad(text, len, "unknown item '%s' (only force may follow)", t,
+                           flen, err, errlen);
+        if (t[5] == ',') /* name the extra item, not the valid force before it */
+            return omp_bad(text, len, "unexpected item '%s' after force", t + 6,
+                           strcspn(t + 6, ","), err, errlen);
+        if (g.mode == NG_OMP_OFF)
+            return omp_bad(text, len, "off sets nothing, so force makes no sense%s",
+                           NULL, 0, err, errlen);
+        g.force = 1;
+    }
+    *out = g;
+    return 0;
+}
+
+int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return -1;
+    buf[0] = '\0';
+    if (!g)
+        return -1;
+    char head[16];
+    switch (g->mode) {
+    case NG_OMP_OFF:
+        if (g->force)
+            return -1; /* "off,force" is not a valid value */
+        snprintf(head, sizeof head, "off");
+        break;
+    case NG_OMP_AUTO:
+        snprintf(head, sizeof head, "auto");
+        break;
+    case NG_OMP_FIXED:
+        if (g->nthreads < 1 || g->nthreads > NG_MAX_THREADS)
+            return -1;
+        snprintf(head, sizeof head, "%u", g->nthreads);
+        break;
+    default:
+        return -1;
+    }
+    int n = snprintf(buf, len, "%s%s", head, g->force ? ",force" : "");
+    if (n < 0 || (size_t)n >= len) {
+        buf[0] = '\0';
+        return -1;
+    }
+    return n;
+}

@@ -1,0 +1,41 @@
+/* Shared pieces of the numaguard command-line tool. */
+#ifndef NG_CLI_H
+#define NG_CLI_H
+
+#include "numaguard.h"
+#include <stdio.h>
+
+/* ---- JSON writer: compact, one document per call sequence ---- */
+typedef struct json_out {
+    FILE *f;
+    int need_comma[32];
+    int depth;
+} json_out;
+
+void json_begin_object(json_out *j, const char *key);
+void json_end_object(json_out *j);
+void json_begin_array(json_out *j, const char *key);
+void json_end_array(json_out *j);
+void json_string(json_out *j, const char *key, const char *value);
+void json_uint(json_out *j, const char *key, unsigned long long value);
+void json_bool(json_out *j, const char *key, int value);
+/* An array of OS indices from a bitmap. */
+void json_index_array(json_out *j, const char *key, hwloc_const_bitmap_t set);
+
+/* ---- options common to every subcommand ---- */
+typedef struct common_opts {
+    const char *topology;   /* --topology FILE */
+    const char *fsroot;     /* --fsroot DIR (tests) */
+    int json;               /* --json */
+} common_opts;
+
+/* Load the topology named by the options (live when none); prints the error. */
+ng_topology *cli_load_topology(const common_opts *o);
+
+/* Print "numaguard: <msg>" to stderr; returns 2 (usage) or 1 (failure). */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cmd_topo(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+
+#endif

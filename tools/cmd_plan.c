@@ -1,0 +1,268 @@
+/* numaguard plan: the per-task placement for a job shape on a topology. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char plan_usage[] =
+    "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
+    "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
+    "                      [--omp-guard[=G]] [--topology FILE] [--json]\n"
+    "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
+    "                an empty entry is a CPU-only task\n";
+
+typedef struct plan_opts {
+    common_opts common;
+    unsigned tasks, gpus_per_task, cpus_per_task;
+    const char *task_gpus, *cpus, *policy, *omp;
+    int omp_given;
+} plan_opts;
+
+static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = isdigit((unsigned char)*s) ? strtoul(s, &end, 10) : 0;
+    if (!isdigit((unsigned char)*s) || errno || *end || v > max)
+        return cli_error(2, "plan: invalid value '%.64s' for %s: expected a number 0-%u",
+                         s, opt, max);
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, plan_opts *o)
+{
+    static const struct option longopts[] = {
+        {"topology", required_argument, NULL, 't'},
+        {"fsroot", required_argument, NULL, 'r'},
+        {"json", no_argument, NULL, 'j'},
+        {"tasks", required_argument, NULL, 'n'},
+        {"gpus-per-task", required_argument, NULL, 'g'},
+        {"task-gpus", required_argument, NULL, 'G'},
+        {"cpus-per-task", required_argument, NULL, 'c'},
+        {"cpus", required_argument, NULL, 'C'},
+        {"numa-policy", required_argument, NULL, 'p'},
+        {"omp-guard", optional_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 't': o->common.topology = optarg; break;
+        case 'r': o->common.fsroot = optarg; break;
+        case 'j': o->common.json = 1; break;
+        case 'n': rc = parse_count("--tasks", optarg, 65536, &o->tasks); break;
+        case 'g': rc = parse_count("--gpus-per-task", optarg, NG_MAX_GPUS, &o->gpus_per_task); break;
+        case 'G': o->task_gpus = optarg; break;
+        case 'c': rc = parse_count("--cpus-per-task", optarg, 65536, &o->cpus_per_task); break;
+        case 'C': o->cpus = optarg; break;
+        case 'p': o->policy = optarg; break;
+        case 'o': o->omp = optarg; o->omp_given = 1; break;
+        case 'h': fputs(plan_usage, stdout); exit(0);
+        default: fputs(plan_usage, stderr); return 2;
+        }
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        return cli_error(2, "plan: unexpected argument '%.64s'", argv[optind]);
+    if (o->tasks == 0)
+        return cli_error(2, "plan: --tasks N (N >= 1) is required");
+    if (o->gpus_per_task && o->task_gpus)
+        return cli_error(2, "plan: give --gpus-per-task or --task-gpus, not both");
+    return 0;
+}
+
+/* One --task-gpus item: a GPU index in bus order, or a bus id. */
+static int gpu_item(const ng_topology *topo, const char *item, int *out)
+{
+    unsigned n = ng_topology_gpu_count(topo);
+    char *end;
+    if (strchr(item, ':')) {
+        *out = ng_topology_gpu_by_busid(topo, item);
+        if (*out < 0)
+            return cli_error(2, "plan: --task-gpus: no GPU with bus id '%.32s' here", item);
+        return 0;
+    }
+    errno = 0;
+    unsigned long v = strtoul(item, &end, 10);
+    if (!isdigit((unsigned char)*item) || *end || errno || v >= n)
+        return cli_error(2, "plan: --task-gpus: '%.32s' is not a GPU index (0-%d) or bus id",
+                         item, (int)n - 1);
+    *out = (int)v;
+    return 0;
+}
+
+/* Fill count/offset/gpus arrays (each sized for tasks * NG_MAX_GPUS max). */
+static int task_gpu_lists(const ng_topology *topo, const plan_opts *o, unsigned *count,
+                          unsigned *offset, int *gpus)
+{
+    unsigned ngpu = ng_topology_gpu_count(topo), pos = 0;
+    if (o->gpus_per_task) {
+        if ((unsigned long)o->tasks * o->gpus_per_task > ngpu)
+            return cli_error(2, "plan: %u tasks x %u GPUs need %lu GPUs; this topology has %u",
+                             o->tasks, o->gpus_per_task,
+                             (unsigned long)o->tasks * o->gpus_per_task, ngpu);
+        for (unsigned t = 0; t < o->tasks; t++) {
+            count[t] = o->gpus_per_task;
+            offset[t] = pos;
+            for (unsigned k = 0; k < o->gpus_per_task; k++, pos++)
+                gpus[pos] = (int)pos;
+        }
+        return 0;
+    }
+    char buf[NG_MAX_ARG + 1];
+    if (strlen(o->task_gpus) > NG_MAX_ARG)
+        return cli_error(2, "plan: --task-gpus longer than %d bytes", NG_MAX_ARG);
+    strcpy(buf, o->task_gpus);
+    unsigned t = 0;
+    char *save_task = NULL;
+    for (char *grp = buf, *next; grp; grp = next, t++) {
+        next = strchr(grp, ';');
+        if (next)
+            *next++ = '\0';
+        if (t >= o->tasks)
+            return cli_error(2, "plan: --task-gpus lists more groups than --tasks %u", o->tasks);
+        count[t] = 0;
+        offset[t] = pos;
+        for (char *item = strtok_r(grp, ",", &save_task); item;
+             item = strtok_r(NULL, ",", &save_task)) {
+            if (count[t] >= NG_MAX_GPUS)
+                return cli_error(2, "plan: --task-gpus: too many GPUs for task %u", t);
+            if (gpu_item(topo, item, &gpus[pos]))
+                return 2;
+            pos++;
+            count[t]++;
+        }
+    }
+    if (t != o->tasks)
+        return cli_error(2, "plan: --task-gpus lists %u groups but --tasks is %u", t, o->tasks);
+    return 0;
+}
+
+static void plan_json(const ng_topology *topo, const ng_plan *plan)
+{
+    json_out j = {.f = stdout};
+    char list[8192];
+    json_begin_object(&j, NULL);
+    json_begin_array(&j, "tasks");
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        const ng_task_plan *tp = ng_plan_task(plan, t);
+        json_begin_object(&j, NULL);
+        json_uint(&j, "local_id", tp->local_id);
+        json_begin_array(&j, "gpus");
+        for (unsigned k = 0; k < tp->n_gpus; k++)
+            json_string(&j, NULL, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->pci_bus_id);
+        json_end_array(&j);
+        ng_list_format(tp->cpus, list, sizeof(list));
+        json_string(&j, "cpus", list);
+        json_string(&j, "mem_policy", ng_mem_mode_name(tp->mem_mode));
+        json_index_array(&j, "mem_nodes", tp->mem_nodes);
+        json_uint(&j, "threads", tp->threads);
+        json_begin_object(&j, "env");
+        for (unsigned k = 0; k < tp->n_env; k++)
+            json_string(&j, tp->env[k].name, tp->env[k].value);
+        json_end_object(&j);
+        json_bool(&j, "shares_cores", tp->shares_cores);
+        json_bool(&j, "gpu_remote", tp->gpu_remote);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
+    json_begin_array(&j, "warnings");
+    for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
+        json_string(&j, NULL, ng_plan_warning(plan, i));
+    json_end_array(&j);
+    json_end_object(&j);
+}
+
+static void plan_text(const ng_topology *topo, const ng_plan *plan)
+{
+    char cpus[8192], mems[512];
+    printf("%-5s %-28s %-24s %-26s %s\n", "task", "gpus", "cpus", "memory", "threads");
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        const ng_task_plan *tp = ng_plan_task(plan, t);
+        char gpus[256] = "-";
+        size_t used = 0;
+        for (unsigned k = 0; k < tp->n_gpus && used < sizeof(gpus); k++) {
+            int w = snprintf(gpus + used, sizeof(gpus) - used, "%s%s", k ? "," : "",
+                             ng_topology_gpu(topo, (unsigned)tp->gpus[k])->pci_bus_id);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        ng_list_format(tp->cpus, cpus, sizeof(cpus));
+        ng_list_format(tp->mem_nodes, mems, sizeof(mems));
+        char memtxt[600];
+        snprintf(memtxt, sizeof(memtxt), "%s%s%s", ng_mem_mode_name(tp->mem_mode),
+                 *mems ? ":" : "", mems);
+        printf("%-5u %-28s %-24s %-26s %u\n", t, gpus, tp->cpus ? cpus : "(unchanged)",
+               memtxt, tp->threads);
+    }
+    for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
+        printf("warning: %s\n", ng_plan_warning(plan, i));
+}
+
+static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_request *req,
+                         hwloc_bitmap_t cpus, unsigned *count, unsigned *offset, int *gpus)
+{
+    char err[512];
+    req->ntasks = o->tasks;
+    req->cpus_per_task = o->cpus_per_task;
+    if (ng_policy_parse(o->policy, &req->policy, err, sizeof(err)) < 0)
+        return cli_error(2, "%s", err);
+    if (!o->omp_given)
+        req->omp.mode = NG_OMP_OFF;
+    else if (ng_omp_guard_parse(o->omp, &req->omp, err, sizeof(err)) < 0)
+        return cli_error(2, "%s", err);
+    if (o->cpus) {
+        if (ng_list_parse(o->cpus, cpus, 1u << 20, err, sizeof(err)) < 0)
+            return cli_error(2, "plan: --cpus: %s", err);
+        req->allowed_cpus = cpus;
+    }
+    if (o->gpus_per_task || o->task_gpus) {
+        if (task_gpu_lists(topo, o, count, offset, gpus))
+            return 2;
+        req->task_gpu_count = count;
+        req->task_gpu_offset = offset;
+        req->task_gpus = gpus;
+    }
+    return 0;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    plan_opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    ng_topology *topo = cli_load_topology(&o.common);
+    if (!topo)
+        return 1;
+    unsigned *count = calloc(o.tasks, sizeof(unsigned));
+    unsigned *offset = calloc(o.tasks, sizeof(unsigned));
+    /* --task-gpus items are bounded by its length; --gpus-per-task by the GPU count. */
+    int *gpus = calloc((size_t)o.tasks + NG_MAX_ARG + NG_MAX_GPUS, sizeof(int));
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+    ng_plan_request req = {0};
+    ng_plan *plan = NULL;
+    char err[512];
+    rc = build_request(&o, topo, &req, cpus, count, offset, gpus);
+    if (!rc && ng_plan_compute(topo, &req, &plan, err, sizeof(err)) < 0)
+        rc = cli_error(1, "plan: %s", err);
+    if (!rc) {
+        if (o.common.json)
+            plan_json(topo, plan);
+        else
+            plan_text(topo, plan);
+    }
+    ng_plan_free(plan);
+    hwloc_bitmap_free(cpus);
+    free(count);
+    free(offset);
+    free(gpus);
+    ng_topology_free(topo);
+    return rc;
+}

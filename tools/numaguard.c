@@ -1,0 +1,55 @@
+/* numaguard: the command-line face of the library.
+ *   numaguard topo [--topology FILE] [--json]
+ *   numaguard plan --tasks N [...] [--json]
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: numaguard <command> [options]\n"
+    "commands:\n"
+    "  topo   NUMA nodes (kind, CPUs, memory) and GPUs (bus id, locality)\n"
+    "  plan   where each task of a job goes on this node (or a topology file)\n"
+    "common options: --topology FILE (hwloc XML instead of this machine), --json\n"
+    "run 'numaguard <command> --help' for the command's options\n";
+
+int cli_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("numaguard: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+ng_topology *cli_load_topology(const common_opts *o)
+{
+    ng_topology_options to = {.xml_path = o->topology, .fsroot = o->fsroot};
+    ng_topology *topo = NULL;
+    char err[512];
+    if (ng_topology_load(&topo, &to, err, sizeof(err)) < 0) {
+        cli_error(1, "cannot load topology%s%s: %s", o->topology ? " " : "",
+                  o->topology ? o->topology : "", err);
+        return NULL;
+    }
+    return topo;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "topo"))
+        return cmd_topo(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "plan"))
+        return cmd_plan(argc - 1, argv + 1);
+    fputs(usage, stderr);
+    return cli_error(2, "unknown command '%.64s'", argv[1]);
+}
