@@ -97,3 +97,7 @@ endif
 
 clean:
 	rm -rf build build-san
+
+# Further targets (fuzz, bench, soak, packaging, ...) live in mk/*.mk, one
+# file per concern.
+-include $(sort $(wildcard mk/*.mk))
