@@ -365,8 +365,6 @@ static int order_push(ng_gres_order *o, const char *fsroot, const char *fmt, uns
 /* nvml/nvidia: NVIDIA GPUs in PCI bus order (NVML's enumeration order);
  * rsmi: AMD render nodes, oneapi: Intel render nodes, in DRM minor order. */
 int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
-                         char *err, size_t errlen);
-int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
                          char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));

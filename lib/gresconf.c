@@ -10,12 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* Defined in gpumap.c (lib/internal.h is not ours to extend): the GPUs
- * AutoDetect=<kind> would find under fsroot, in that plugin's order,
- * as device file paths under fsroot. */
-int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
-                         char *err, size_t errlen);
-
 #define GRES_MAX_LINE 4096   /* a gres.conf line, continuations joined */
 #define PATH_MAX_NG 4096     /* a device file path */
 #define GRES_MAX_LINES 4096  /* records we are willing to read */

@@ -27,4 +27,9 @@ int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
 /** Convert a uint64 node mask (policy) into an hwloc nodeset. */
 void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
 
+/** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
+ *  order, as device file paths under fsroot (gpumap.c; used by gresconf.c). */
+int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
+                         char *err, size_t errlen);
+
 #endif
