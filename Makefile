@@ -45,7 +45,9 @@ endif
 .PHONY: all deps check test tests demo install clean bench check-vm
 all: $(TARGETS)
 
-$(BUILD)/%.o: %.c lib/numaguard.h lib/internal.h
+HEADERS := $(wildcard lib/*.h spank/*.h tools/*.h)
+
+$(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(NG_CFLAGS) -I$(SLURM_INCLUDE) -c $< -o $@
 

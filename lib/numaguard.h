@@ -108,6 +108,12 @@ typedef struct ng_topology_options {
     const char *fsroot;
     /** Keep objects disallowed by cgroups (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED). */
     int include_disallowed;
+    /** Added by the perf helper (Topology cache, below): directory of the
+     *  node's topology cache (e.g. NG_TOPOLOGY_CACHE_DIR). Live discovery
+     *  (xml_path NULL) then uses the cache when it is present and valid, and
+     *  discovers live when it is missing, unreadable or stale. NULL or "" =
+     *  no cache. Ignored when xml_path is set. */
+    const char *cache_dir;
 } ng_topology_options;
 
 /** Load a topology. On failure *out is NULL and err says why. */
@@ -139,6 +145,54 @@ unsigned ng_topology_gpu_count(const ng_topology *topo);
 const ng_gpu_info *ng_topology_gpu(const ng_topology *topo, unsigned i);
 /** Index of the GPU with this bus id (any case, domain optional), or -1. */
 int ng_topology_gpu_by_busid(const ng_topology *topo, const char *busid);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
+/** @name Topology cache                                                */
+/* ------------------------------------------------------------------ */
+/** @{ */
+/* Added by the perf helper (additions only); lib/topocache.c,
+ * docs/performance.md. Live discovery with I/O devices costs ~10+ ms per
+ * process; the node's topology is written once (as root, e.g. when slurmd
+ * starts) and every later load reads it back. A stamp binds the XML to the
+ * machine state it describes; any mismatch means "discover live". */
+
+/** Default cache directory (the plugin's topology_cache= default). */
+#define NG_TOPOLOGY_CACHE_DIR "/run/numaguard"
+/** File names inside the cache directory. */
+#define NG_TOPOLOGY_CACHE_XML "topology.xml"
+#define NG_TOPOLOGY_CACHE_STAMP "topology.stamp"
+
+/**
+ * Discover the live node once (complete: with I/O devices as
+ * ng_topology_load does, and with cgroup-disallowed resources, so that
+ * processes in any cgroup can restrict it to their own) and write
+ * DIR/topology.xml and DIR/topology.stamp atomically (temporary files,
+ * fsync, rename; mode 0644). DIR is created (0755) when missing; it must be
+ * a directory owned by the caller's effective uid and not writable by group
+ * or others. The stamp records the hwloc version, the online CPU list, the
+ * online NUMA node list, the boot id, and the XML's size and FNV-1a hash.
+ */
+int ng_topology_cache_write(const char *dir, char *err, size_t errlen);
+
+/**
+ * Configure @p hw (initialised, flags and filters set, not loaded) to load
+ * the cached topology of DIR if it is valid for the running machine; adds
+ * HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM and ..._THISSYSTEM_ALLOWED_RESOURCES so
+ * the calling process's cgroup restrictions apply. Returns 0 when set up,
+ * -1 when the cache is missing, unsafe (owner/mode), stale or corrupt
+ * (@p why says which); @p hw is then unusable and must be destroyed.
+ * ng_topology_load() calls this; most callers just set cache_dir.
+ */
+int ng_topology_cache_use(hwloc_topology_t hw, const char *dir, char *why, size_t whylen);
+
+/** 1 if DIR holds a cache valid for the running machine (the same checks
+ *  as ng_topology_cache_use, nothing loaded), 0 if not (@p why says why). */
+int ng_topology_cache_valid(const char *dir, char *why, size_t whylen);
+
+/** 1 if @p topo was loaded from the topology cache, 0 otherwise. */
+int ng_topology_from_cache(const ng_topology *topo);
 
 /** @} */
 
@@ -410,7 +464,11 @@ typedef struct ng_apply_result {
     int cpus_applied;        /**< sched_setaffinity done */
     int mem_applied;         /**< set_mempolicy done */
     ng_mem_mode mem_mode;    /**< mode actually set (after fallbacks) */
-    char warning[256];       /**< first warning, "" if none */
+    char warning[256];       /**< warnings ("; "-joined, bounded), "" if none */
+    /* Added by the spank helper (additions only): */
+    unsigned flags;          /**< the NG_APPLY_* flags it ran with */
+    char mem_mode_text[24];  /**< NUMAGUARD_MEM_MODE: mode name after fallbacks,
+                                  "preferred" when PREFERRED_MANY fell back */
 } ng_apply_result;
 
 /** Flags for ng_apply_task(). */

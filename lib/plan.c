@@ -334,11 +334,12 @@ static void build_components(planner *p, hwloc_bitmap_t *comp_units)
         if ((unsigned)hwloc_bitmap_weight(comp_units[c]) < members)
             crowded = 1;
     }
-    /* With fewer cores than tasks, merging cannot avoid sharing: tasks then
-     * share cores inside their own homes instead. */
-    if (crowded && p->n_units >= nt) {
-        plan_warn(p->plan, "not enough cores local to each task's GPU(s): some "
-                           "tasks get cores farther away");
+    /* Merging keeps slices disjoint when the node has enough cores, and
+     * spreads shared cores evenly when it has not. */
+    if (crowded) {
+        if (p->n_units >= nt)
+            plan_warn(p->plan, "not enough cores local to each task's GPU(s): some "
+                               "tasks get cores farther away");
         for (unsigned c = 0; c < p->n_comps; c++) {
             hwloc_bitmap_free(comp_units[c]);
             comp_units[c] = NULL;
@@ -348,13 +349,6 @@ static void build_components(planner *p, hwloc_bitmap_t *comp_units)
         hwloc_bitmap_set_range(comp_units[0], 0, (int)p->n_units - 1);
         for (unsigned t = 0; t < nt; t++)
             p->comp[t] = 0;
-    } else if (no_room) {
-        /* Too few cores for everyone: the floating tasks overlap the others. */
-        for (unsigned t = 0; t < nt; t++)
-            if (!p->home[t] || p->plan->tasks[t].gpu_remote)
-                p->plan->tasks[t].shares_cores = 1;
-        plan_warn(p->plan, "%u tasks share %u cores: tasks will compete for CPUs",
-                  nt, p->n_units);
     }
 }
 
@@ -450,17 +444,23 @@ static void cut_component(planner *p, unsigned c, hwloc_const_bitmap_t cu, unsig
 
     if (avail < members) {
         /* More tasks than cores: each task takes the least-loaded core of its
-         * home (of the component for CPU-only tasks), lowest index first. */
+         * home unless a core elsewhere is less loaded, so the load stays even
+         * (at most one task apart) and tasks stay home when that costs nothing. */
         unsigned *load = calloc(p->n_units, sizeof(unsigned));
         for (unsigned j = 0; j < members; j++) {
             unsigned t = keys[j].task;
-            hwloc_const_bitmap_t from = p->home[t] && hwloc_bitmap_intersects(p->home[t], cu)
-                                            ? p->home[t] : cu;
-            int u, best = -1;
-            hwloc_bitmap_foreach_begin(u, from) {
-                if (hwloc_bitmap_isset(cu, (unsigned)u) && (best < 0 || load[u] < load[best]))
-                    best = u;
+            int u, best_home = -1, best_any = -1;
+            hwloc_bitmap_foreach_begin(u, cu) {
+                if (best_any < 0 || load[u] < load[best_any])
+                    best_any = u;
+                if (p->home[t] && hwloc_bitmap_isset(p->home[t], (unsigned)u) &&
+                    (best_home < 0 || load[u] < load[best_home]))
+                    best_home = u;
             } hwloc_bitmap_foreach_end();
+            int best = best_home >= 0 && load[best_home] <= load[best_any] ? best_home : best_any;
+            if (p->home[t] && best != best_home)
+                plan_warn(p->plan, "not enough cores local to each task's GPU(s): some "
+                                   "tasks get cores farther away");
             load[best]++;
             hwloc_bitmap_set(p->slice[t], (unsigned)best);
             p->plan->tasks[t].shares_cores = 1;

@@ -161,6 +161,10 @@ check_plan("KNL flat: local,cpuless adds MCDRAM", "knl-7250-quad-flat-hwloc1.xml
            ["--tasks", "1", "--numa-policy", "local,cpuless"], mems=[[0, 1]])
 check_plan("more tasks than cores share, with a warning", "xeon-4s-offline-pus.xml", ["--tasks", "9"],
            warn="share")
+# Fewer cores than tasks: shared cores are spread evenly, home first.
+check_plan("4 tasks on 2 cores share them evenly", "g4dn-metal-8xt4.xml",
+           ["--tasks", "4", "--task-gpus", "0,1;0,1;0,1;0,1", "--cpus", "0,24"],
+           cpus=["0", "24", "0", "24"], warn="share")
 check_plan("offline node 0: memory falls back to the node that exists",
            "r630-offline-cpus-offline-node0.xml", ["--tasks", "2"], mems=[[1], [1]])
 check_plan("--omp-guard=3,force", XE, ["--tasks", "1", "--gpus-per-task", "1", "--omp-guard=3,force"],

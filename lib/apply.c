@@ -1,0 +1,521 @@
+/* Applying one task's plan to the calling process: CPU affinity, memory
+ * policy (raw set_mempolicy, with kernel-version fallbacks), thread variables
+ * and the NUMAGUARD_* report variables; plus the one-line verbose report. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef MPOL_DEFAULT
+#define MPOL_DEFAULT 0
+#endif
+#ifndef MPOL_PREFERRED
+#define MPOL_PREFERRED 1
+#endif
+#ifndef MPOL_BIND
+#define MPOL_BIND 2
+#endif
+#ifndef MPOL_INTERLEAVE
+#define MPOL_INTERLEAVE 3
+#endif
+#ifndef MPOL_F_MEMS_ALLOWED
+#define MPOL_F_MEMS_ALLOWED (1 << 2)
+#endif
+/* Linux 5.15 and 6.9; glibc/libnuma headers of older distros lack them. */
+#define NG_MPOL_PREFERRED_MANY 5
+#define NG_MPOL_WEIGHTED_INTERLEAVE 6
+
+/* Node masks passed to the kernel: room for NG_MAX_NUMA_OS_INDEX plus one
+ * spare word (the kernel's historical "maxnode - 1" convention). */
+#define NG_MASK_BITS (NG_MAX_NUMA_OS_INDEX + 1)
+#define NG_ULONG_BITS (8 * sizeof(unsigned long))
+#define NG_MASK_WORDS (NG_MASK_BITS / NG_ULONG_BITS + 1)
+
+static long ng_sys_set_mempolicy(int mode, const unsigned long *mask, unsigned long maxnode)
+{
+    return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+/* Test seam: tests/unit/test_apply.c replaces this to simulate old kernels
+ * (EINVAL for modes 5 and 6) and EPERM. Declared here, not in a header, on
+ * purpose: it is not API. Must return -1 with errno set on failure. */
+long (*ng_apply_set_mempolicy_fn)(int mode, const unsigned long *mask,
+                                  unsigned long maxnode) = ng_sys_set_mempolicy;
+
+/* ---------------------------------------------------------------- */
+/* CPU affinity                                                       */
+/* ---------------------------------------------------------------- */
+
+/* Bind the calling thread (= the task before exec) to @p set. A dynamic
+ * cpu_set_t is used so machines with more than CPU_SETSIZE (1024) CPUs work. */
+static int set_affinity(hwloc_const_cpuset_t set, char *err, size_t errlen)
+{
+    int last = hwloc_bitmap_last(set);
+    if (hwloc_bitmap_iszero(set) || last < 0)
+        return ng_fail(err, errlen, "empty CPU set, affinity not changed");
+    size_t ncpus = (size_t)last + 1;
+    cpu_set_t *mask = CPU_ALLOC(ncpus);
+    if (!mask)
+        return ng_fail(err, errlen, "out of memory for a CPU mask");
+    size_t size = CPU_ALLOC_SIZE(ncpus);
+    CPU_ZERO_S(size, mask);
+    unsigned i;
+    hwloc_bitmap_foreach_begin(i, set)
+        CPU_SET_S(i, size, mask);
+    hwloc_bitmap_foreach_end();
+    int rc = sched_setaffinity(0, size, mask);
+    int e = errno;
+    CPU_FREE(mask);
+    if (rc != 0) {
+        char list[128];
+        if (ng_list_format(set, list, sizeof list) < 0)
+            ng_strlcpy(list, "(long list)", sizeof list);
+        return ng_fail(err, errlen, "sched_setaffinity(%s) failed: %s", list, strerror(e));
+    }
+    return 0;
+}
+
+/* Current affinity of the calling thread into @p set; -1 on error. */
+static int get_affinity(hwloc_bitmap_t set)
+{
+    /* Grow the mask until the kernel accepts it (EINVAL = too small). */
+    for (size_t n = 1024; n <= (1u << 20); n *= 4) {
+        cpu_set_t *mask = CPU_ALLOC(n);
+        if (!mask)
+            return -1;
+        size_t size = CPU_ALLOC_SIZE(n);
+        CPU_ZERO_S(size, mask);
+        if (sched_getaffinity(0, size, mask) == 0) {
+            hwloc_bitmap_zero(set);
+            for (size_t i = 0; i < n; i++)
+                if (CPU_ISSET_S(i, size, mask))
+                    hwloc_bitmap_set(set, (unsigned)i);
+            CPU_FREE(mask);
+            return 0;
+        }
+        int e = errno;
+        CPU_FREE(mask);
+        if (e != EINVAL)
+            return -1;
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Memory policy                                                      */
+/* ---------------------------------------------------------------- */
+
+static void bitmap_to_mask(hwloc_const_bitmap_t set, unsigned long *mask)
+{
+    memset(mask, 0, NG_MASK_WORDS * sizeof *mask);
+    unsigned i;
+    hwloc_bitmap_foreach_begin(i, set)
+        if (i < NG_MASK_BITS)
+            mask[i / NG_ULONG_BITS] |= 1ul << (i % NG_ULONG_BITS);
+    hwloc_bitmap_foreach_end();
+}
+
+/* Nodes this task may allocate from (cgroup cpuset.mems / Mems_allowed).
+ * -1 if the kernel would not tell (then the caller does not filter). */
+static int mems_allowed(hwloc_bitmap_t set)
+{
+    unsigned long mask[NG_MASK_WORDS];
+    int mode = 0;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_get_mempolicy, &mode, mask, (unsigned long)NG_MASK_BITS + 1, NULL,
+                (unsigned long)MPOL_F_MEMS_ALLOWED) != 0)
+        return -1;
+    hwloc_bitmap_zero(set);
+    for (unsigned i = 0; i < NG_MASK_BITS; i++)
+        if (mask[i / NG_ULONG_BITS] & (1ul << (i % NG_ULONG_BITS)))
+            hwloc_bitmap_set(set, i);
+    return 0;
+}
+
+/* Append "; text" (or text) to the result's warning, bounded. */
+static void add_warning(ng_apply_result *res, const char *text)
+{
+    size_t used = strnlen(res->warning, sizeof res->warning);
+    if (used == 0) {
+        ng_strlcpy(res->warning, text, sizeof res->warning);
+        return;
+    }
+    if (used + 3 < sizeof res->warning)
+        snprintf(res->warning + used, sizeof res->warning - used, "; %s", text);
+}
+
+static int set_policy(int mode, hwloc_const_bitmap_t nodes)
+{
+    unsigned long mask[NG_MASK_WORDS];
+    bitmap_to_mask(nodes, mask);
+    return ng_apply_set_mempolicy_fn(mode, mask, (unsigned long)NG_MASK_BITS + 1) == 0 ? 0 : -1;
+}
+
+static int mempolicy_error(int e, const char *what, hwloc_const_bitmap_t nodes,
+                           char *err, size_t errlen)
+{
+    char list[128];
+    if (ng_list_format(nodes, list, sizeof list) < 0)
+        ng_strlcpy(list, "(long list)", sizeof list);
+    if (e == EPERM)
+        return ng_fail(err, errlen,
+                       "set_mempolicy(%s:%s) refused (EPERM): a container without "
+                       "CAP_SYS_NICE? memory policy not applied", what, list);
+    return ng_fail(err, errlen, "set_mempolicy(%s:%s) failed: %s", what, list, strerror(e));
+}
+
+/* Apply @p mode on @p nodes with the documented fallbacks. Sets
+ * res->mem_mode and res->mem_mode_text to what the kernel accepted. */
+static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int strict,
+                           ng_apply_result *res, char *err, size_t errlen)
+{
+    int kmode;
+    switch (mode) {
+    case NG_MEM_MODE_BIND: kmode = MPOL_BIND; break;
+    case NG_MEM_MODE_PREFERRED_MANY: kmode = NG_MPOL_PREFERRED_MANY; break;
+    case NG_MEM_MODE_INTERLEAVE: kmode = MPOL_INTERLEAVE; break;
+    case NG_MEM_MODE_WEIGHTED: kmode = NG_MPOL_WEIGHTED_INTERLEAVE; break;
+    default: return ng_fail(err, errlen, "unknown memory mode %d", (int)mode);
+    }
+    if (set_policy(kmode, nodes) == 0) {
+        res->mem_mode = mode;
+        ng_strlcpy(res->mem_mode_text, ng_mem_mode_name(mode), sizeof res->mem_mode_text);
+        return 0;
+    }
+    int e = errno;
+    if (e == EINVAL && mode == NG_MEM_MODE_PREFERRED_MANY) {
+        /* Linux < 5.15: MPOL_PREFERRED takes one node; use the first. */
+        hwloc_bitmap_t first = hwloc_bitmap_alloc();
+        if (!first)
+            return ng_fail(err, errlen, "out of memory");
+        hwloc_bitmap_only(first, (unsigned)hwloc_bitmap_first(nodes));
+        int rc = set_policy(MPOL_PREFERRED, first);
+        e = errno;
+        if (rc == 0) {
+            res->mem_mode = NG_MEM_MODE_PREFERRED_MANY;
+            ng_strlcpy(res->mem_mode_text, "preferred", sizeof res->mem_mode_text);
+            if (hwloc_bitmap_weight(nodes) > 1) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "MPOL_PREFERRED_MANY unsupported (Linux < 5.15): "
+                         "preferring node %d only", hwloc_bitmap_first(nodes));
+                add_warning(res, msg);
+            }
+        }
+        hwloc_bitmap_free(first);
+        return rc == 0 ? 0 : mempolicy_error(e, "preferred", nodes, err, errlen);
+    }
+    if (e == EINVAL && mode == NG_MEM_MODE_WEIGHTED) {
+        if (strict)
+            return ng_fail(err, errlen, "weighted interleave needs Linux >= 6.9 "
+                           "(set_mempolicy: EINVAL); strict: not falling back");
+        if (set_policy(MPOL_INTERLEAVE, nodes) != 0)
+            return mempolicy_error(errno, "interleave", nodes, err, errlen);
+        res->mem_mode = NG_MEM_MODE_INTERLEAVE;
+        ng_strlcpy(res->mem_mode_text, ng_mem_mode_name(NG_MEM_MODE_INTERLEAVE),
+                   sizeof res->mem_mode_text);
+        add_warning(res, "weighted interleave needs Linux >= 6.9: using plain interleave");
+        return 0;
+    }
+    return mempolicy_error(e, ng_mem_mode_name(mode), nodes, err, errlen);
+}
+
+/* Restrict @p nodes to the task's allowed mems; warn if that drops nodes,
+ * fail if nothing is left. Unknown allowed set: keep @p nodes as they are. */
+static int clip_to_allowed(hwloc_bitmap_t nodes, ng_apply_result *res, char *err, size_t errlen)
+{
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    if (!allowed)
+        return ng_fail(err, errlen, "out of memory");
+    int rc = 0;
+    if (mems_allowed(allowed) == 0 && !hwloc_bitmap_isincluded(nodes, allowed)) {
+        char want[96], ok[96], msg[256];
+        if (ng_list_format(nodes, want, sizeof want) < 0)
+            ng_strlcpy(want, "(long list)", sizeof want);
+        if (ng_list_format(allowed, ok, sizeof ok) < 0)
+            ng_strlcpy(ok, "(long list)", sizeof ok);
+        hwloc_bitmap_and(nodes, nodes, allowed);
+        if (hwloc_bitmap_iszero(nodes)) {
+            rc = ng_fail(err, errlen, "memory nodes %s are all outside this task's "
+                         "allowed nodes %s; memory policy not applied", want, ok);
+        } else {
+            snprintf(msg, sizeof msg, "memory nodes %s restricted to allowed nodes %s",
+                     want, ok);
+            add_warning(res, msg);
+        }
+    }
+    hwloc_bitmap_free(allowed);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Environment                                                        */
+/* ---------------------------------------------------------------- */
+
+static int env_set(const ng_env_ops *env, const char *name, const char *value,
+                   char *err, size_t errlen)
+{
+    if (env->set(env->ctx, name, value) != 0)
+        return ng_fail(err, errlen, "cannot set %s in the task environment", name);
+    return 0;
+}
+
+/* Comma list of the task's GPU bus ids ("" for none). */
+static void gpu_list(const ng_topology *topo, const ng_task_plan *tp, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < tp->n_gpus; i++) {
+        const ng_gpu_info *g = ng_topology_gpu(topo, (unsigned)tp->gpus[i]);
+        const char *id = g ? g->pci_bus_id : "?";
+        int n = snprintf(buf + used, len - used, "%s%s", i ? "," : "", id);
+        if (n < 0 || (size_t)n >= len - used) {
+            buf[used] = '\0';   /* drop the partial entry; the list stays well-formed */
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* Thread variables first (keeping user values unless overwrite), then the
+ * NUMAGUARD_* report, which always reflects what was applied. */
+static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
+                      hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
+                      const ng_apply_result *res, const ng_env_ops *env,
+                      char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < tp->n_env; i++) {
+        const ng_env_var *v = &tp->env[i];
+        if (!v->overwrite && env->is_set && env->is_set(env->ctx, v->name))
+            continue;
+        if (env_set(env, v->name, v->value, err, errlen) != 0)
+            return -1;
+    }
+    char buf[NG_MAX_ARG];
+    if (ng_list_format(cpus, buf, sizeof buf) < 0)
+        return ng_fail(err, errlen, "CPU list too long for NUMAGUARD_CPUS");
+    if (env_set(env, "NUMAGUARD_CPUS", buf, err, errlen) != 0)
+        return -1;
+    if (ng_list_format(mems, buf, sizeof buf) < 0)
+        return ng_fail(err, errlen, "node list too long for NUMAGUARD_MEMS");
+    if (env_set(env, "NUMAGUARD_MEMS", buf, err, errlen) != 0)
+        return -1;
+    gpu_list(topo, tp, buf, sizeof buf);
+    if (env_set(env, "NUMAGUARD_GPUS", buf, err, errlen) != 0)
+        return -1;
+    if (ng_policy_format(pol, buf, sizeof buf) < 0)
+        ng_strlcpy(buf, ng_policy_kind_name(pol->kind), sizeof buf);
+    if (env_set(env, "NUMAGUARD_POLICY", buf, err, errlen) != 0)
+        return -1;
+    return env_set(env, "NUMAGUARD_MEM_MODE", res->mem_mode_text, err, errlen);
+}
+
+/* ---------------------------------------------------------------- */
+/* ng_apply_task                                                      */
+/* ---------------------------------------------------------------- */
+
+typedef struct apply_sets {
+    hwloc_bitmap_t cpus;      /* what NUMAGUARD_CPUS reports */
+    hwloc_bitmap_t mems;      /* what NUMAGUARD_MEMS reports */
+    hwloc_bitmap_t saved;     /* affinity before we changed it */
+    int have_saved;
+} apply_sets;
+
+static void sets_free(apply_sets *s)
+{
+    hwloc_bitmap_free(s->cpus);
+    hwloc_bitmap_free(s->mems);
+    hwloc_bitmap_free(s->saved);
+}
+
+/* CPU part. Reported CPUs: the plan's set when we bind or only plan; the
+ * current affinity when we keep the user's --cpu-bind or the plan does not
+ * bind (policy none), because that is what the task really has. */
+static int apply_cpus(const ng_task_plan *tp, unsigned flags, apply_sets *s,
+                      ng_apply_result *res, char *err, size_t errlen)
+{
+    if (flags & NG_APPLY_SKIP_SYSCALLS) {
+        if (tp->cpus)
+            hwloc_bitmap_copy(s->cpus, tp->cpus);
+        return 0;
+    }
+    s->have_saved = get_affinity(s->saved) == 0;
+    if (!tp->cpus || (flags & NG_APPLY_KEEP_CPUS)) {
+        if (s->have_saved)
+            hwloc_bitmap_copy(s->cpus, s->saved);
+        return 0;
+    }
+    if (set_affinity(tp->cpus, err, errlen) != 0)
+        return -1;
+    hwloc_bitmap_copy(s->cpus, tp->cpus);
+    res->cpus_applied = 1;
+    return 0;
+}
+
+static int apply_mem(const ng_task_plan *tp, const ng_policy *pol, unsigned flags,
+                     apply_sets *s, ng_apply_result *res, char *err, size_t errlen)
+{
+    if (tp->mem_mode == NG_MEM_MODE_NONE || !tp->mem_nodes) {
+        res->mem_mode = NG_MEM_MODE_NONE;
+        ng_strlcpy(res->mem_mode_text, "none", sizeof res->mem_mode_text);
+        return 0;
+    }
+    hwloc_bitmap_copy(s->mems, tp->mem_nodes);
+    res->mem_mode = tp->mem_mode;
+    ng_strlcpy(res->mem_mode_text, ng_mem_mode_name(tp->mem_mode), sizeof res->mem_mode_text);
+    if (flags & NG_APPLY_SKIP_SYSCALLS)
+        return 0;
+    if (clip_to_allowed(s->mems, res, err, errlen) != 0)
+        return -1;
+    if (apply_mempolicy(tp->mem_mode, s->mems, (pol->mods & NG_MOD_STRICT) != 0, res,
+                        err, errlen) != 0)
+        return -1;
+    res->mem_applied = 1;
+    if (strcmp(res->mem_mode_text, "preferred") == 0)
+        hwloc_bitmap_only(s->mems, (unsigned)hwloc_bitmap_first(s->mems));
+    return 0;
+}
+
+int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
+                  unsigned local_id, const ng_policy *pol, unsigned flags,
+                  const ng_env_ops *env, ng_apply_result *res,
+                  char *err, size_t errlen)
+{
+    ng_apply_result local_res;
+    if (!res)
+        res = &local_res;
+    memset(res, 0, sizeof *res);
+    res->flags = flags;
+    ng_strlcpy(res->mem_mode_text, "none", sizeof res->mem_mode_text);
+    if (!topo || !plan || !pol || !env || !env->set)
+        return ng_fail(err, errlen, "ng_apply_task: missing argument");
+    const ng_task_plan *tp = ng_plan_task(plan, local_id);
+    if (!tp)
+        return ng_fail(err, errlen, "no plan for local task %u (plan has %u tasks)",
+                       local_id, ng_plan_task_count(plan));
+    apply_sets s = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), 0};
+    if (!s.cpus || !s.mems || !s.saved) {
+        sets_free(&s);
+        return ng_fail(err, errlen, "out of memory");
+    }
+    int rc = apply_cpus(tp, flags, &s, res, err, errlen);
+    if (rc == 0 && apply_mem(tp, pol, flags, &s, res, err, errlen) != 0) {
+        /* All or nothing for the syscalls: a task whose memory policy failed
+         * runs where Slurm placed it, not half-moved. */
+        if (res->cpus_applied && s.have_saved)
+            set_affinity(s.saved, NULL, 0);
+        res->cpus_applied = 0;
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = export_env(topo, tp, pol, s.cpus, s.mems, res, env, err, errlen);
+    sets_free(&s);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* ng_task_describe                                                   */
+/* ---------------------------------------------------------------- */
+
+/* CPU-bearing NUMA nodes whose CPUs intersect @p cpus. */
+static void numa_of_cpus(const ng_topology *topo, hwloc_const_cpuset_t cpus, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    if (!cpus)
+        return;
+    for (unsigned i = 0; i < ng_topology_numa_count(topo); i++) {
+        const ng_numa_info *n = ng_topology_numa(topo, i);
+        if (n && n->has_cpus && hwloc_bitmap_intersects(n->cpus, cpus))
+            hwloc_bitmap_set(out, n->os_index);
+    }
+}
+
+/* Bounded appender: keeps going after truncation, remembers it. */
+typedef struct sbuf {
+    char *buf;
+    size_t len, used;
+    int truncated;
+} sbuf;
+
+static void sb_printf(sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *sb, const char *fmt, ...)
+{
+    if (sb->truncated || sb->used >= sb->len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(sb->buf + sb->used, sb->len - sb->used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sb->len - sb->used) {
+        sb->truncated = 1;
+        sb->used = sb->len - 1;
+    } else {
+        sb->used += (size_t)n;
+    }
+}
+
+static void sb_list(sbuf *sb, const char *label, hwloc_const_bitmap_t set)
+{
+    char list[NG_MAX_ARG];
+    if (!set || hwloc_bitmap_iszero(set))
+        sb_printf(sb, " %s none", label);
+    else if (ng_list_format(set, list, sizeof list) < 0)
+        sb_printf(sb, " %s (long list)", label);
+    else
+        sb_printf(sb, " %s %s", label, list);
+}
+
+int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
+                     unsigned local_id, int global_rank,
+                     const ng_apply_result *res, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return -1;
+    buf[0] = '\0';
+    const ng_task_plan *tp = (topo && plan) ? ng_plan_task(plan, local_id) : NULL;
+    if (!tp)
+        return -1;
+    sbuf sb = {buf, len, 0, 0};
+    if (global_rank >= 0)
+        sb_printf(&sb, "numaguard: rank %d (local %u):", global_rank, local_id);
+    else
+        sb_printf(&sb, "numaguard: task %u:", local_id);
+    char gpus[NG_MAX_ARG];
+    gpu_list(topo, tp, gpus, sizeof gpus);
+    sb_printf(&sb, " gpus %s", gpus[0] ? gpus : "none");
+    hwloc_bitmap_t numa = hwloc_bitmap_alloc();
+    if (!numa)
+        return -1;
+    numa_of_cpus(topo, tp->cpus, numa);
+    sb_list(&sb, "numa", numa);
+    hwloc_bitmap_free(numa);
+    if (tp->cpus)
+        sb_list(&sb, "cpus", tp->cpus);
+    else
+        sb_printf(&sb, " cpus unchanged");
+    const char *mode = res ? res->mem_mode_text : ng_mem_mode_name(tp->mem_mode);
+    if (!mode[0] || strcmp(mode, "none") == 0 || !tp->mem_nodes) {
+        sb_printf(&sb, " mem none");
+    } else {
+        char list[NG_MAX_ARG];
+        if (ng_list_format(tp->mem_nodes, list, sizeof list) < 0)
+            ng_strlcpy(list, "(long list)", sizeof list);
+        sb_printf(&sb, " mem %s:%s", mode, list);
+    }
+    sb_printf(&sb, " threads %u", tp->threads);
+    if (!res || (res->flags & NG_APPLY_SKIP_SYSCALLS))
+        sb_printf(&sb, " (plan only)");
+    else if (res->flags & NG_APPLY_KEEP_CPUS)
+        sb_printf(&sb, " (cpus kept from --cpu-bind)");
+    if (tp->shares_cores)
+        sb_printf(&sb, " (shares cores)");
+    if (tp->gpu_remote)
+        sb_printf(&sb, " (gpu has no local cores here)");
+    if (res && res->warning[0])
+        sb_printf(&sb, " [%s]", res->warning);
+    return sb.truncated ? -1 : (int)sb.used;
+}

@@ -1,0 +1,94 @@
+/* Internal declarations shared by the SPANK plugin's files (spank/).
+ * The plugin is a thin adapter: Slurm items and env in, ng_plan out,
+ * ng_apply_task in each task. See docs/plugin.md for the design. */
+#ifndef NG_SPANK_H
+#define NG_SPANK_H
+
+#include <limits.h>
+#include <slurm/spank.h>
+
+#include "numaguard.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/** plugstack.conf arguments, parsed once per process in slurm_spank_init. */
+typedef struct ng_spank_conf {
+    int disabled;                    /**< malformed args: the plugin does nothing */
+    char disabled_why[256];
+    int have_default_policy;
+    char default_policy[NG_MAX_ARG + 1];
+    int have_default_omp;
+    char default_omp[NG_MAX_ARG + 1];
+    unsigned allowed_kinds;          /**< bit (1u << ng_policy_kind); 0 = all */
+    int verbose;
+    int strict;
+    int have_thread_vars;
+    char thread_var_names[NG_MAX_ENV][64];
+    const char *thread_vars[NG_MAX_ENV + 1];
+    char topology[PATH_MAX];         /**< "" = live discovery */
+    char fsroot[PATH_MAX];           /**< "" = "/" */
+    char gres_conf[PATH_MAX];        /**< "" = beside SLURM_CONF, else /etc/slurm */
+} ng_spank_conf;
+
+/** Parse plugstack.conf argv into @p conf. On a bad argument, conf->disabled
+ *  is set and disabled_why names it; returns -1. Never exits or logs. */
+int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv);
+
+/** 1 if the admin allows policy kind @p kind. */
+int ng_spank_conf_allows(const ng_spank_conf *conf, ng_policy_kind kind);
+
+/** The allowed kinds as "local,prefer" for messages. */
+void ng_spank_conf_allowed_text(const ng_spank_conf *conf, char *buf, size_t len);
+
+/** Everything the step needs on this node, computed once in user_init. */
+typedef struct ng_step {
+    int active;                      /**< 1: tasks apply the plan */
+    int failed;                      /**< 1: planning failed (strict fails tasks) */
+    char failure[512];               /**< why, for the once-per-step message */
+    int strict, verbose, quiet;
+    int plan_only;                   /**< topology is not this machine */
+    int user_cpu_bind;               /**< srun --cpu-bind other than none: keep Slurm's CPUs */
+    ng_policy policy;
+    ng_omp_guard omp;
+    ng_topology *topo;
+    ng_gres_order order;
+    int have_order;
+    ng_plan *plan;
+    unsigned ntasks;
+    int *pred_gpus;                  /**< predicted GPUs, per plan request layout */
+    unsigned *pred_count, *pred_offset;
+    int gpu_prediction;              /**< 0 no GPUs, 1 step GPUs shared out in gres order */
+    int step_gpus[NG_MAX_GPUS];      /**< the step's GPUs here (topology indices, gres order) */
+    unsigned n_step_gpus;
+    char cpu_source[96];             /**< where the step's CPUs came from */
+} ng_step;
+
+/** Inputs read from Slurm in user_init. */
+typedef struct ng_step_input {
+    unsigned ntasks;
+    unsigned cpus_per_task;
+    const char *step_cores;          /**< S_STEP_ALLOC_CORES (abstract), may be NULL */
+    const char *step_gpus;           /**< SLURM_STEP_GPUS of the step env */
+    const char *node_name;
+} ng_step_input;
+
+/** Build the step's plan (topology, gres order, CPUs, predicted GPUs).
+ *  On failure step->failed is set and step->failure says why; returns -1. */
+int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in);
+
+/** Free everything the step holds. */
+void ng_step_free(ng_step *step);
+
+/** Convert a Slurm abstract core list ("0-3,8") into PUs of @p topo: abstract
+ *  core i is the i-th core in hwloc logical order (how slurmd numbers them
+ *  when its node config matches the hardware). -1 if an index is out of
+ *  range (node config does not match the topology). */
+int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
+                          char *err, size_t errlen);
+
+/** The slurmstepd's own affinity (task/cgroup confines it to the step). */
+int ng_step_own_cpus(hwloc_bitmap_t out);
+
+#endif

@@ -1,0 +1,488 @@
+/* numaguard SPANK plugin: --numa-policy and --omp-guard for srun/sbatch/salloc.
+ *
+ * Where things happen (details and reasons in docs/plugin.md):
+ *  - slurm_spank_init (every context): parse plugstack args, register options.
+ *  - option callbacks (srun/sbatch/salloc): validate, refuse bad values early.
+ *  - slurm_spank_user_init (slurmstepd, once per step per node, before the
+ *    tasks are forked): validate AGAIN, load the topology, plan every local
+ *    task. The plan is inherited by the forked tasks.
+ *  - slurm_spank_task_init (each task, as the user, just before exec):
+ *    check the task's real GPUs, apply its plan entry, export env, report.
+ * Never fails user_init (that would drain the node); failures become a
+ * warning, or a failed task under strict. */
+#include "ng_spank.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+SPANK_PLUGIN(numaguard, 1);
+
+/* Step ids from slurm.h: batch, extern, interactive, pending (and above). */
+#define NG_FIRST_SPECIAL_STEP 0xfffffffaU
+
+enum { OPT_POLICY = 1, OPT_OMP = 2 };
+
+static int cb_option(int val, const char *optarg, int remote);
+
+static struct spank_option opt_policy = {
+    "numa-policy", "POLICY",
+    "Bind each task's CPUs and memory near its GPU(s): local (default), prefer, "
+    "interleave[:NODES], weighted[:NODES], none; modifiers verbose, quiet, strict, "
+    "smt, cpuless. --numa-policy=help shows the grammar.",
+    1, OPT_POLICY, cb_option};
+static struct spank_option opt_omp = {
+    "omp-guard", "[auto|N|off][,force]",
+    "Cap OpenMP/BLAS thread pools to the cores each task owns (or N). "
+    "Write --omp-guard=N (with '='); keeps values you set unless ,force.",
+    2, OPT_OMP, cb_option};
+
+static ng_spank_conf g_conf;
+static ng_step g_step;
+static int g_conf_logged;
+
+/* ------------------------------------------------------------------ */
+/* Options (local side: srun, sbatch, salloc)                          */
+/* ------------------------------------------------------------------ */
+
+static int check_policy_local(const char *optarg)
+{
+    char err[512];
+    ng_policy pol;
+    if (ng_policy_parse(optarg, &pol, err, sizeof err) < 0) {
+        slurm_error("numaguard: %s", err);
+        return -1;
+    }
+    if (pol.mods & NG_MOD_HELP) {
+        /* Print the grammar and refuse: exiting 0 would make a script with
+         * the option in its env "succeed" without running anything. */
+        fprintf(stderr, "%s\n", ng_policy_help());
+        slurm_error("numaguard: printed the --numa-policy grammar; nothing was submitted");
+        return -1;
+    }
+    if (!ng_spank_conf_allows(&g_conf, pol.kind)) {
+        char allowed[128];
+        ng_spank_conf_allowed_text(&g_conf, allowed, sizeof allowed);
+        slurm_error("numaguard: --numa-policy=%s is not allowed on this cluster (allowed: %s)",
+                    ng_policy_kind_name(pol.kind), allowed);
+        return -1;
+    }
+    return 0;
+}
+
+static int cb_option(int val, const char *optarg, int remote)
+{
+    char err[512];
+    /* On the node the values are re-read and re-checked in user_init; a
+     * failing remote callback would only log, so never fail here. */
+    if (remote)
+        return 0;
+    if (g_conf.disabled) {
+        slurm_error("numaguard: disabled by a plugstack.conf error (%s); option ignored",
+                    g_conf.disabled_why);
+        return 0;
+    }
+    if (val == OPT_POLICY)
+        return check_policy_local(optarg);
+    ng_omp_guard g;
+    if (ng_omp_guard_parse(optarg, &g, err, sizeof err) < 0) {
+        slurm_error("numaguard: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+int slurm_spank_init(spank_t sp, int argc, char **argv)
+{
+    spank_context_t ctx = spank_context();
+    if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
+        return 0;
+    if (ng_spank_conf_parse(&g_conf, argc, argv) < 0 && ctx == S_CTX_REMOTE && !g_conf_logged) {
+        /* Logged once per slurmstepd (slurmd log), the plugin then does nothing. */
+        slurm_error("numaguard: plugstack.conf: %s; plugin disabled", g_conf.disabled_why);
+        g_conf_logged = 1;
+    }
+    /* Register even when disabled: users' scripts with the options keep working. */
+    if (spank_option_register(sp, &opt_policy) != ESPANK_SUCCESS ||
+        spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS)
+        slurm_error("numaguard: cannot register options");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Node side: once per step                                             */
+/* ------------------------------------------------------------------ */
+
+/* Copy of a job env variable (the step env, not slurmd's) or NULL. */
+static const char *job_env(spank_t sp, const char *name, char *buf, int len)
+{
+    if (spank_getenv(sp, name, buf, len) != ESPANK_SUCCESS)
+        return NULL;
+    return buf;
+}
+
+static int is_special_step(spank_t sp)
+{
+    uint32_t stepid = 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+        return 1;
+    return stepid >= NG_FIRST_SPECIAL_STEP;
+}
+
+static int step_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int step_failure(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_step.failure, sizeof g_step.failure, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Read and validate the option values on the node (never trust srun). */
+static int node_options(spank_t sp, int *any)
+{
+    char *val = NULL, err[512];
+    const char *ptext = NULL, *otext = NULL;
+    int have_p = spank_option_getopt(sp, &opt_policy, &val) == ESPANK_SUCCESS;
+    if (have_p)
+        ptext = val ? val : "";
+    val = NULL;
+    int have_o = spank_option_getopt(sp, &opt_omp, &val) == ESPANK_SUCCESS;
+    if (have_o)
+        otext = val ? val : "";
+    if (!have_p && g_conf.have_default_policy)
+        ptext = g_conf.default_policy;
+    if (!have_o && g_conf.have_default_omp)
+        otext = g_conf.default_omp;
+    *any = ptext || otext;
+    if (!*any)
+        return 0;
+    g_step.strict = g_conf.strict;
+    g_step.verbose = g_conf.verbose;
+    /* --omp-guard alone: cap threads, leave placement to Slurm. */
+    if (ng_policy_parse(ptext ? ptext : "none", &g_step.policy, err, sizeof err) < 0) {
+        return step_failure("invalid --numa-policy on the node: %s", err);
+    }
+    g_step.strict |= (g_step.policy.mods & NG_MOD_STRICT) != 0;
+    g_step.verbose |= (g_step.policy.mods & NG_MOD_VERBOSE) != 0;
+    g_step.quiet = (g_step.policy.mods & NG_MOD_QUIET) != 0;
+    if (g_step.policy.mods & NG_MOD_HELP) {
+        return step_failure("--numa-policy=help is not a policy");
+    }
+    if (!ng_spank_conf_allows(&g_conf, g_step.policy.kind)) {
+        char allowed[128];
+        ng_spank_conf_allowed_text(&g_conf, allowed, sizeof allowed);
+        return step_failure("--numa-policy=%s is not allowed on this cluster (allowed: %s)",
+                            ng_policy_kind_name(g_step.policy.kind), allowed);
+    }
+    g_step.omp.mode = NG_OMP_OFF;
+    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0) {
+        return step_failure("invalid --omp-guard on the node: %s", err);
+    }
+    return 0;
+}
+
+/* Did the user ask srun for a CPU binding (other than none)? Read from the
+ * STEP env in user_init: srun exports SLURM_CPU_BIND_TYPE only when the user
+ * gave --cpu-bind (or SLURM_CPU_BIND); in the task env task/affinity always
+ * writes its own automatic binding (mask_cpu:), so that cannot tell. */
+static int user_cpu_bind(spank_t sp)
+{
+    char type[128];
+    if (spank_getenv(sp, "SLURM_CPU_BIND_TYPE", type, sizeof type) != ESPANK_SUCCESS)
+        return 0;
+    return type[0] && strstr(type, "none") == NULL;
+}
+
+int slurm_spank_user_init(spank_t sp, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    int any = 0;
+    if (!spank_remote(sp) || g_conf.disabled || is_special_step(sp))
+        return 0;
+    if (node_options(sp, &any) < 0) {
+        g_step.active = 1;
+        g_step.failed = 1;
+        return 0;
+    }
+    if (!any)
+        return 0;   /* nothing asked, nothing done */
+    g_step.active = 1;
+    uint32_t ntasks = 1;
+    uint32_t cpt = 0;   /* S_STEP_CPUS_PER_TASK takes a uint32_t * */
+    char *cores = NULL;
+    char gpus[NG_MAX_ARG + 1], node[256];
+    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
+    spank_get_item(sp, S_STEP_CPUS_PER_TASK, &cpt);
+    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS)
+        cores = NULL;
+    ng_step_input in = {0};
+    in.ntasks = ntasks;
+    in.cpus_per_task = cpt;
+    in.step_cores = cores;
+    in.step_gpus = job_env(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus);
+    in.node_name = job_env(sp, "SLURMD_NODENAME", node, sizeof node);
+    g_step.user_cpu_bind = user_cpu_bind(sp);
+    ng_step_plan(&g_step, &g_conf, &in);   /* failure recorded in g_step */
+    return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int argc, char **argv)
+{
+    (void)sp;
+    (void)argc;
+    (void)argv;
+    ng_step_free(&g_step);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* In the task: apply                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct task_ctx {
+    spank_t sp;
+} task_ctx;
+
+static int env_is_set(void *ctx, const char *name)
+{
+    char buf[8];
+    spank_err_t rc = spank_getenv(((task_ctx *)ctx)->sp, name, buf, sizeof buf);
+    return rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE;
+}
+
+static int env_set(void *ctx, const char *name, const char *value)
+{
+    return spank_setenv(((task_ctx *)ctx)->sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* One line on the task's stderr (task_init runs in the task process). */
+static void task_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void task_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdprintf(2, fmt, ap);
+    va_end(ap);
+}
+
+
+/* The task's real GPUs, from the env Slurm gave this task. */
+static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen)
+{
+    static const char *const names[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
+        "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "GPU_DEVICE_ORDINAL"};
+    char vals[6][NG_MAX_ARG + 1];
+    const char *p[6];
+    for (int i = 0; i < 6; i++)
+        p[i] = job_env(sp, names[i], vals[i], sizeof vals[i]);
+    ng_gpu_env env = {p[0], p[1], p[2], p[3], p[4], p[5]};
+    *n = 0;
+    if (!p[0] && !p[1] && !p[2] && !p[3] && !p[4] && !p[5])
+        return 0;
+    return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env,
+                        g_conf.fsroot[0] ? g_conf.fsroot : NULL, idx, NG_MAX_GPUS, n,
+                        err, errlen);
+}
+
+/* Same set of GPU indices (order ignored; both lists have unique entries). */
+static int same_list(const int *a, unsigned na, const int *b, unsigned nb)
+{
+    if (na != nb)
+        return 0;
+    for (unsigned i = 0; i < nb; i++) {
+        int found = 0;
+        for (unsigned j = 0; j < na; j++)
+            found |= a[j] == b[i];
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static int same_gpus(const ng_task_plan *tp, const int *idx, unsigned n)
+{
+    return same_list(tp->gpus, tp->n_gpus, idx, n);
+}
+
+/* Show the task's real GPUs in the verbose line when they differ from the plan's. */
+static void real_gpus_label(char *line, size_t len, const int *idx, unsigned n)
+{
+    char *g = strstr(line, " gpus "), *nu = g ? strstr(g, " numa ") : NULL;
+    if (!nu)
+        return;
+    char rest[1024], list[NG_MAX_ARG];
+    size_t used = 0;
+    list[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const ng_gpu_info *gi = ng_topology_gpu(g_step.topo, (unsigned)idx[i]);
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "",
+                         gi ? gi->pci_bus_id : "?");
+        if (w < 0 || (size_t)w >= sizeof list - used)
+            break;
+        used += (size_t)w;
+    }
+    snprintf(rest, sizeof rest, "%s", nu);
+    snprintf(g, len - (size_t)(g - line), " gpus %s%s", n ? list : "none", rest);
+}
+
+/* Under a user --cpu-bind: a one-task plan over the CPUs Slurm bound this
+ * task to, so memory nodes and thread counts match that mask. */
+static int keep_cpus_plan(const int *gpus, unsigned ngpus, ng_plan **out, char *err, size_t len)
+{
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (!mine || ng_step_own_cpus(mine) < 0) {
+        hwloc_bitmap_free(mine);
+        snprintf(err, len, "cannot read the task's CPU affinity");
+        return -1;
+    }
+    unsigned zero = 0;
+    ng_plan_request req = {0};
+    req.ntasks = 1;
+    req.allowed_cpus = mine;
+    if (ngpus) {
+        req.task_gpu_count = &ngpus;
+        req.task_gpu_offset = &zero;
+        req.task_gpus = gpus;
+    }
+    req.policy = g_step.policy;
+    req.omp = g_step.omp;
+    req.thread_vars = g_conf.have_thread_vars ? g_conf.thread_vars : NULL;
+    int rc = ng_plan_compute(g_step.topo, &req, out, err, len);
+    hwloc_bitmap_free(mine);
+    return rc;
+}
+
+/* Step-level problems are reported by local task 0 only (once per node). */
+static int report_step_failure(uint32_t local)
+{
+    if (local == 0 && !g_step.quiet)
+        task_say("numaguard: %s; %s\n", g_step.failure,
+                 g_step.strict ? "strict: failing the task" : "tasks run as Slurm placed them");
+    return g_step.strict ? -1 : 0;
+}
+
+static void report_plan_warnings(uint32_t local)
+{
+    static const char *const pred[] = {"none", "shared out in gres order"};
+    if (local != 0)
+        return;
+    if (g_step.verbose)
+        task_say("numaguard: step on this node: %u tasks, cpus from %s, gpus %s%s\n",
+                 g_step.ntasks, g_step.cpu_source, pred[g_step.gpu_prediction],
+                 g_step.plan_only ? ", plan only (topology is not this machine)" : "");
+    if (g_step.quiet)
+        return;
+    for (unsigned i = 0; i < ng_plan_warning_count(g_step.plan); i++)
+        task_say("numaguard: warning: %s\n", ng_plan_warning(g_step.plan, i));
+}
+
+/* Overwrite NUMAGUARD_GPUS with the GPUs the task really has. */
+static void export_real_gpus(spank_t sp, const int *idx, unsigned n)
+{
+    char buf[NG_MAX_ARG];
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const ng_gpu_info *g = ng_topology_gpu(g_step.topo, (unsigned)idx[i]);
+        int w = snprintf(buf + used, sizeof buf - used, "%s%s", i ? "," : "",
+                         g ? g->pci_bus_id : "?");
+        if (w < 0 || (size_t)w >= sizeof buf - used)
+            break;
+        used += (size_t)w;
+    }
+    spank_setenv(sp, "NUMAGUARD_GPUS", buf, 1);
+}
+
+/* A one-task plan describes itself as "(local 0)": show the real local id. */
+static const char *local_label(char *line, size_t len, uint32_t local)
+{
+    char *at = strstr(line, "(local 0):");
+    if (!at || local == 0)
+        return line;
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", at + strlen("(local 0)"));
+    snprintf(at, len - (size_t)(at - line), "(local %u)%s", local, rest);
+    return line;
+}
+
+static int apply_in_task(spank_t sp, uint32_t local, int rank)
+{
+    char err[512], line[1024];
+    int gpus[NG_MAX_GPUS];
+    unsigned ngpus = 0;
+    const ng_task_plan *tp = ng_plan_task(g_step.plan, local);
+    if (!tp) {
+        step_failure("no plan for local task %u", local);
+        return report_step_failure(0);
+    }
+    int have_real = task_gpus(sp, gpus, &ngpus, err, sizeof err) == 0;
+    if (!have_real && !g_step.quiet)
+        task_say("numaguard: cannot identify this task's GPUs (%s)\n", err);
+    unsigned flags = g_step.plan_only ? NG_APPLY_SKIP_SYSCALLS : 0;
+    const ng_plan *plan = g_step.plan;
+    ng_plan *own = NULL;
+    unsigned id = local;
+    if (!g_step.plan_only && g_step.user_cpu_bind) {
+        if (keep_cpus_plan(gpus, have_real ? ngpus : 0, &own, err, sizeof err) < 0) {
+            task_say("numaguard: %s\n", err);
+            return g_step.strict ? -1 : 0;
+        }
+        plan = own;
+        id = 0;
+        flags |= NG_APPLY_KEEP_CPUS;
+    }
+    /* Seeing all of the step's GPUs (no per-task binding) is expected: the
+     * task is placed near its share. Anything else that differs from the
+     * prediction keeps the (disjoint) slice and says so. */
+    int differs = have_real && !own && !same_gpus(tp, gpus, ngpus);
+    int sees_all = differs && same_list(g_step.step_gpus, g_step.n_step_gpus, gpus, ngpus);
+    if (differs && !sees_all && !g_step.quiet)
+        task_say("numaguard: rank %d: its GPUs differ from the step-level prediction; "
+                 "keeping its disjoint CPU slice (not necessarily GPU-local)\n", rank);
+    int mismatch = differs;
+    task_ctx tc = {sp};
+    ng_env_ops ops = {env_is_set, env_set, &tc};
+    ng_apply_result res;
+    int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,
+                           err, sizeof err);
+    if (rc == 0 && (mismatch || own) && have_real)
+        export_real_gpus(sp, gpus, ngpus);
+    if (rc < 0 && !g_step.quiet)
+        task_say("numaguard: rank %d: %s; %s\n", rank, err,
+                 g_step.strict ? "strict: failing the task" : "task runs as Slurm placed it");
+    else if (res.warning[0] && !g_step.quiet && !g_step.verbose)
+        task_say("numaguard: rank %d: warning: %s\n", rank, res.warning);
+    if (rc == 0 && g_step.verbose &&
+        ng_task_describe(g_step.topo, plan, id, rank, &res, line, sizeof line) >= 0)
+    {
+        if (own)
+            local_label(line, sizeof line, local);
+        if (mismatch)
+            real_gpus_label(line, sizeof line, gpus, ngpus);
+        task_say("%s\n", line);
+    }
+    ng_plan_free(own);
+    return rc < 0 && g_step.strict ? -1 : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    if (!spank_remote(sp) || !g_step.active)
+        return 0;
+    uint32_t local = 0, rank = 0;
+    int tid = 0;
+    if (spank_get_item(sp, S_TASK_ID, &tid) == ESPANK_SUCCESS && tid >= 0)
+        local = (uint32_t)tid;
+    spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
+    if (g_step.failed)
+        return report_step_failure(local);
+    report_plan_warnings(local);
+    return apply_in_task(sp, local, (int)rank);
+}

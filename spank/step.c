@@ -1,0 +1,254 @@
+/* The step's view on one node, computed ONCE in slurm_spank_user_init
+ * (slurmstepd, before it forks the tasks, so every task inherits the same
+ * plan): topology, gres order, the step's CPUs, each task's predicted GPUs,
+ * and the plan. No Slurm calls here: numaguard.c passes the inputs in. */
+#include "ng_spank.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int step_fail(ng_step *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int step_fail(ng_step *step, const char *fmt, ...)
+{
+    va_list ap;
+    step->failed = 1;
+    va_start(ap, fmt);
+    vsnprintf(step->failure, sizeof step->failure, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int ng_step_own_cpus(hwloc_bitmap_t out)
+{
+    for (size_t n = 1024; n <= (1u << 20); n *= 4) {
+        cpu_set_t *mask = CPU_ALLOC(n);
+        if (!mask)
+            return -1;
+        size_t size = CPU_ALLOC_SIZE(n);
+        if (sched_getaffinity(0, size, mask) == 0) {
+            hwloc_bitmap_zero(out);
+            for (size_t i = 0; i < n; i++)
+                if (CPU_ISSET_S(i, size, mask))
+                    hwloc_bitmap_set(out, (unsigned)i);
+            CPU_FREE(mask);
+            return 0;
+        }
+        int e = errno;
+        CPU_FREE(mask);
+        if (e != EINVAL)
+            return -1;
+    }
+    return -1;
+}
+
+int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
+                          char *err, size_t errlen)
+{
+    hwloc_topology_t t = ng_topology_hwloc(topo);
+    int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    hwloc_bitmap_t idx = hwloc_bitmap_alloc();
+    if (!idx)
+        return -1;
+    hwloc_bitmap_zero(out);
+    int rc = ng_list_parse(cores, idx, 1u << 20, err, errlen);
+    if (rc == 0 && ncores <= 0) {
+        rc = -1;
+        snprintf(err, errlen, "the topology has no cores");
+    }
+    unsigned i;
+    hwloc_bitmap_foreach_begin(i, idx)
+        if (rc == 0) {
+            hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
+            if (!core) {
+                rc = -1;
+                snprintf(err, errlen, "Slurm core %u does not exist in the topology "
+                         "(%d cores): node config and hardware differ", i, ncores);
+            } else {
+                hwloc_bitmap_or(out, out, core->cpuset);
+            }
+        }
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(idx);
+    return rc;
+}
+
+/* The step's CPUs: Slurm's core list converted, intersected with what the
+ * slurmstepd itself may use (cgroup / affinity); either alone if the other
+ * is unknown; the stepd's affinity wins if they do not meet. */
+static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
+{
+    char err[256];
+    hwloc_bitmap_t cores = hwloc_bitmap_alloc(), own = hwloc_bitmap_alloc();
+    if (!cores || !own) {
+        hwloc_bitmap_free(cores);
+        hwloc_bitmap_free(own);
+        return step_fail(step, "out of memory");
+    }
+    int have_cores = in->step_cores && *in->step_cores &&
+                     ng_step_cores_to_cpus(step->topo, in->step_cores, cores, err, sizeof err) == 0;
+    int have_own = !step->plan_only && ng_step_own_cpus(own) == 0;
+    hwloc_bitmap_copy(out, ng_topology_allowed_cpus(step->topo));
+    if (have_cores && have_own && hwloc_bitmap_intersects(cores, own)) {
+        hwloc_bitmap_and(out, out, cores);
+        hwloc_bitmap_and(out, out, own);
+        snprintf(step->cpu_source, sizeof step->cpu_source, "step cores %.40s", in->step_cores);
+    } else if (have_own) {
+        hwloc_bitmap_and(out, out, own);
+        snprintf(step->cpu_source, sizeof step->cpu_source, "slurmstepd affinity");
+    } else if (have_cores) {
+        hwloc_bitmap_and(out, out, cores);
+        snprintf(step->cpu_source, sizeof step->cpu_source, "step cores %.40s", in->step_cores);
+    } else {
+        snprintf(step->cpu_source, sizeof step->cpu_source, "whole topology");
+    }
+    hwloc_bitmap_free(cores);
+    hwloc_bitmap_free(own);
+    if (hwloc_bitmap_iszero(out))
+        return step_fail(step, "the step has no CPU in the topology (%s)", step->cpu_source);
+    return 0;
+}
+
+/* Default gres.conf: beside SLURM_CONF when slurmstepd has it, else
+ * /etc/slurm/gres.conf. Admin paths only (never from the user's env). */
+static void gres_conf_path(const ng_spank_conf *conf, char *buf, size_t len)
+{
+    if (conf->gres_conf[0]) {
+        snprintf(buf, len, "%s", conf->gres_conf);
+        return;
+    }
+    const char *sc = getenv("SLURM_CONF");   /* slurmstepd's own env, set by the admin */
+    const char *slash = sc ? strrchr(sc, '/') : NULL;
+    if (sc && sc[0] == '/' && slash && (size_t)(slash - sc) + 10 < len)
+        snprintf(buf, len, "%.*s/gres.conf", (int)(slash - sc), sc);
+    else
+        snprintf(buf, len, "/etc/slurm/gres.conf");
+}
+
+/* The step's GPUs on this node, in Slurm's gres index order (the order in
+ * SLURM_STEP_GPUS), as topology indices. One lookup per index keeps that
+ * order (ng_task_gpus sorts its answer). */
+static int step_gpu_list(ng_step *step, const ng_spank_conf *conf, const char *step_gpus,
+                         int *out, unsigned *n)
+{
+    char buf[NG_MAX_ARG + 1], err[256];
+    *n = 0;
+    if (strnlen(step_gpus, sizeof buf) >= sizeof buf)
+        return step_fail(step, "SLURM_STEP_GPUS too long");
+    memcpy(buf, step_gpus, strlen(step_gpus) + 1);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        ng_gpu_env env = {0};
+        env.slurm_step_gpus = tok;
+        int idx[4];
+        unsigned got = 0;
+        err[0] = '\0';
+        if (ng_task_gpus(step->topo, step->have_order ? &step->order : NULL, &env,
+                         conf->fsroot[0] ? conf->fsroot : NULL, idx, 4, &got,
+                         err, sizeof err) < 0 || got != 1)
+            return step_fail(step, "cannot identify the step's GPU %s: %s", tok,
+                             got != 1 && !err[0] ? "not found" : err);
+        if (*n >= NG_MAX_GPUS)
+            return step_fail(step, "more than %d GPUs in the step", NG_MAX_GPUS);
+        out[(*n)++] = idx[0];
+    }
+    return 0;
+}
+
+/* Predict each task's GPUs from the step-level view (see docs/plugin.md).
+ * srun does not pass --gpus-per-task/--gpu-bind to the step env, so the
+ * step's GPUs G (gres order) are shared out by local task id, the way
+ * Slurm's per-task binding hands them out and the way local-rank device
+ * selection uses them: with n tasks, task i gets G[floor(i*|G|/n) ..
+ * floor((i+1)*|G|/n) - 1] when |G| >= n, else the single G[floor(i*|G|/n)].
+ * Every task computes the same thing, so the slices stay disjoint. */
+static int predict_gpus(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in)
+{
+    unsigned nt = step->ntasks, ng = 0;
+    if (in->step_gpus && *in->step_gpus &&
+        step_gpu_list(step, conf, in->step_gpus, step->step_gpus, &ng) < 0)
+        return -1;
+    step->n_step_gpus = ng;
+    if (ng == 0)
+        return 0;
+    step->pred_count = calloc(nt, sizeof *step->pred_count);
+    step->pred_offset = calloc(nt, sizeof *step->pred_offset);
+    step->pred_gpus = calloc((size_t)nt + ng, sizeof *step->pred_gpus);
+    if (!step->pred_count || !step->pred_offset || !step->pred_gpus)
+        return step_fail(step, "out of memory");
+    unsigned used = 0;
+    for (unsigned t = 0; t < nt; t++) {
+        unsigned first = (unsigned)((unsigned long long)t * ng / nt);
+        unsigned last = (unsigned)((unsigned long long)(t + 1) * ng / nt);
+        if (last <= first)
+            last = first + 1;
+        step->pred_offset[t] = used;
+        step->pred_count[t] = last - first;
+        for (unsigned j = first; j < last; j++)
+            step->pred_gpus[used++] = step->step_gpus[j];
+    }
+    step->gpu_prediction = 1;
+    return 0;
+}
+
+int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in)
+{
+    char err[512], path[PATH_MAX];
+    ng_topology_options topt = {0};
+    topt.xml_path = conf->topology[0] ? conf->topology : NULL;
+    topt.fsroot = conf->fsroot[0] ? conf->fsroot : NULL;
+    if (ng_topology_load(&step->topo, &topt, err, sizeof err) < 0)
+        return step_fail(step, "cannot load the topology: %s", err);
+    step->plan_only = !ng_topology_is_this_system(step->topo);
+    step->ntasks = in->ntasks ? in->ntasks : 1;
+    /* The gres order is only needed when the step has GPUs (zero cost otherwise). */
+    if (in->step_gpus && *in->step_gpus) {
+        gres_conf_path(conf, path, sizeof path);
+        if (ng_gres_order_from_conf(&step->order, path, in->node_name,
+                                    conf->fsroot[0] ? conf->fsroot : NULL, err, sizeof err) == 0)
+            step->have_order = 1;
+        /* else: ng_task_gpus falls back to CUDA_VISIBLE_DEVICES and friends */
+    }
+    if (predict_gpus(step, conf, in) < 0)
+        return -1;
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+    if (!cpus)
+        return step_fail(step, "out of memory");
+    if (step_cpus(step, in, cpus) < 0) {
+        hwloc_bitmap_free(cpus);
+        return -1;
+    }
+    ng_plan_request req = {0};
+    req.ntasks = step->ntasks;
+    req.allowed_cpus = cpus;
+    if (step->gpu_prediction) {
+        req.task_gpu_count = step->pred_count;
+        req.task_gpu_offset = step->pred_offset;
+        req.task_gpus = step->pred_gpus;
+    }
+    req.cpus_per_task = in->cpus_per_task;
+    req.policy = step->policy;
+    req.omp = step->omp;
+    req.thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
+    int rc = ng_plan_compute(step->topo, &req, &step->plan, err, sizeof err);
+    hwloc_bitmap_free(cpus);
+    if (rc < 0)
+        return step_fail(step, "planning failed: %s", err);
+    return 0;
+}
+
+void ng_step_free(ng_step *step)
+{
+    ng_plan_free(step->plan);
+    if (step->have_order)
+        ng_gres_order_free(&step->order);
+    ng_topology_free(step->topo);
+    free(step->pred_gpus);
+    free(step->pred_count);
+    free(step->pred_offset);
+    memset(step, 0, sizeof *step);
+}
