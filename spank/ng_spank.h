@@ -42,6 +42,20 @@ int ng_spank_conf_allows(const ng_spank_conf *conf, ng_policy_kind kind);
 /** The allowed kinds as "local,prefer" for messages. */
 void ng_spank_conf_allowed_text(const ng_spank_conf *conf, char *buf, size_t len);
 
+/** Opaque: shared memory through which a step's tasks publish their real
+ *  GPUs (spank/exchange.c). */
+typedef struct ng_exchange ng_exchange;
+
+/** Map the exchange for @p ntasks tasks (in slurmstepd, before fork). */
+ng_exchange *ng_exchange_create(unsigned ntasks);
+void ng_exchange_destroy(ng_exchange *x);
+/** Publish task @p local's GPUs (@p gpus NULL = unknown) and wait up to
+ *  @p timeout_ms for every task; 1 if all arrived. */
+int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
+                    unsigned timeout_ms);
+/** Task @p task's published GPUs; 0 if it published none or is unknown. */
+int ng_exchange_gpus(const ng_exchange *x, unsigned task, const int **gpus, unsigned *n);
+
 /** Everything the step needs on this node, computed once in user_init. */
 typedef struct ng_step {
     int active;                      /**< 1: tasks apply the plan */
@@ -63,6 +77,10 @@ typedef struct ng_step {
     int step_gpus[NG_MAX_GPUS];      /**< the step's GPUs here (topology indices, gres order) */
     unsigned n_step_gpus;
     char cpu_source[96];             /**< where the step's CPUs came from */
+    hwloc_bitmap_t cpus;             /**< the step's CPUs here (kept for re-planning) */
+    unsigned cpus_per_task;
+    const char *const *thread_vars;
+    ng_exchange *exchange;           /**< tasks publish their real GPUs; NULL if no GPUs */
 } ng_step;
 
 /** Inputs read from Slurm in user_init. */
@@ -77,6 +95,11 @@ typedef struct ng_step_input {
 /** Build the step's plan (topology, gres order, CPUs, predicted GPUs).
  *  On failure step->failed is set and step->failure says why; returns -1. */
 int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in);
+
+/** Plan again with the GPUs each task really has (same CPUs, policy and
+ *  options as the step's plan). Deterministic: every task gets the same. */
+int ng_step_replan(const ng_step *step, const unsigned *count, const unsigned *offset,
+                   const int *gpus, ng_plan **out, char *err, size_t errlen);
 
 /** Free everything the step holds. */
 void ng_step_free(ng_step *step);

@@ -410,6 +410,50 @@ static const char *local_label(char *line, size_t len, uint32_t local)
     return line;
 }
 
+/* Exchange real GPU lists with the other tasks of the step; if Slurm bound
+ * GPUs differently from the prediction (map_gpu, mask_gpu, closest), plan
+ * again with the real lists. A task that sees all of the step's GPUs (no
+ * per-task binding) keeps its predicted share. Returns 1 with *out set when
+ * a new plan was made. */
+static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_plan **out)
+{
+    if (!ng_exchange_all(g_step.exchange, local, gpus, n, 3000))
+        return 0;   /* a task never arrived: keep the prediction */
+    unsigned nt = g_step.ntasks, used = 0;
+    int differs = 0;
+    unsigned *count = calloc(nt, sizeof *count), *offset = calloc(nt, sizeof *offset);
+    int *list = calloc((size_t)nt * NG_MAX_GPUS, sizeof *list);
+    if (!count || !offset || !list) {
+        free(count);
+        free(offset);
+        free(list);
+        return 0;
+    }
+    const ng_task_plan *pred;
+    for (unsigned t = 0; t < nt; t++) {
+        const int *g;
+        unsigned k;
+        pred = ng_plan_task(g_step.plan, t);
+        if (!ng_exchange_gpus(g_step.exchange, t, &g, &k) ||
+            same_list(g_step.step_gpus, g_step.n_step_gpus, g, k)) {
+            g = pred->gpus;
+            k = pred->n_gpus;
+        } else if (!same_list(pred->gpus, pred->n_gpus, g, k)) {
+            differs = 1;
+        }
+        offset[t] = used;
+        count[t] = k;
+        memcpy(list + used, g, k * sizeof *g);
+        used += k;
+    }
+    char err[512];
+    int rc = differs && ng_step_replan(&g_step, count, offset, list, out, err, sizeof err) == 0;
+    free(count);
+    free(offset);
+    free(list);
+    return rc;
+}
+
 static int apply_in_task(spank_t sp, uint32_t local, int rank)
 {
     char err[512], line[1024];
@@ -435,11 +479,16 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
         plan = own;
         id = 0;
         flags |= NG_APPLY_KEEP_CPUS;
+    } else if (g_step.exchange && plan_with_real_gpus(local, have_real ? gpus : NULL,
+                                                      have_real ? ngpus : 0, &own)) {
+        plan = own;
+        tp = ng_plan_task(own, local);
     }
     /* Seeing all of the step's GPUs (no per-task binding) is expected: the
      * task is placed near its share. Anything else that differs from the
      * prediction keeps the (disjoint) slice and says so. */
-    int differs = have_real && !own && !same_gpus(tp, gpus, ngpus);
+    int kept_cpus = (flags & NG_APPLY_KEEP_CPUS) != 0;
+    int differs = have_real && !kept_cpus && !same_gpus(tp, gpus, ngpus);
     int sees_all = differs && same_list(g_step.step_gpus, g_step.n_step_gpus, gpus, ngpus);
     if (differs && !sees_all && !g_step.quiet)
         task_say("numaguard: rank %d: its GPUs differ from the step-level prediction; "
@@ -450,7 +499,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     ng_apply_result res;
     int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,
                            err, sizeof err);
-    if (rc == 0 && (mismatch || own) && have_real)
+    if (rc == 0 && (mismatch || kept_cpus) && have_real)
         export_real_gpus(sp, gpus, ngpus);
     if (rc < 0 && !g_step.quiet)
         task_say("numaguard: rank %d: %s; %s\n", rank, err,
@@ -460,7 +509,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     if (rc == 0 && g_step.verbose &&
         ng_task_describe(g_step.topo, plan, id, rank, &res, line, sizeof line) >= 0)
     {
-        if (own)
+        if (kept_cpus)
             local_label(line, sizeof line, local);
         if (mismatch)
             real_gpus_label(line, sizeof line, gpus, ngpus);

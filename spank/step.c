@@ -234,16 +234,38 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     req.policy = step->policy;
     req.omp = step->omp;
     req.thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
-    int rc = ng_plan_compute(step->topo, &req, &step->plan, err, sizeof err);
-    hwloc_bitmap_free(cpus);
-    if (rc < 0)
+    step->cpus = cpus;
+    step->cpus_per_task = in->cpus_per_task;
+    step->thread_vars = req.thread_vars;
+    if (ng_plan_compute(step->topo, &req, &step->plan, err, sizeof err) < 0)
         return step_fail(step, "planning failed: %s", err);
+    /* With GPUs and several tasks, tasks check the prediction together. */
+    if (step->gpu_prediction && step->ntasks > 1 && !step->user_cpu_bind)
+        step->exchange = ng_exchange_create(step->ntasks);
     return 0;
+}
+
+int ng_step_replan(const ng_step *step, const unsigned *count, const unsigned *offset,
+                   const int *gpus, ng_plan **out, char *err, size_t errlen)
+{
+    ng_plan_request req = {0};
+    req.ntasks = step->ntasks;
+    req.allowed_cpus = step->cpus;
+    req.task_gpu_count = count;
+    req.task_gpu_offset = offset;
+    req.task_gpus = gpus;
+    req.cpus_per_task = step->cpus_per_task;
+    req.policy = step->policy;
+    req.omp = step->omp;
+    req.thread_vars = step->thread_vars;
+    return ng_plan_compute(step->topo, &req, out, err, errlen);
 }
 
 void ng_step_free(ng_step *step)
 {
     ng_plan_free(step->plan);
+    ng_exchange_destroy(step->exchange);
+    hwloc_bitmap_free(step->cpus);
     if (step->have_order)
         ng_gres_order_free(&step->order);
     ng_topology_free(step->topo);
