@@ -194,6 +194,23 @@ int ng_topology_cache_valid(const char *dir, char *why, size_t whylen);
 /** 1 if @p topo was loaded from the topology cache, 0 otherwise. */
 int ng_topology_from_cache(const ng_topology *topo);
 
+/** hwloc plugins numaguard never needs: GPU runtimes and X (their
+ *  components are disabled anyway), libpciaccess (Linux sysfs gives PCI) and
+ *  libxml2 (hwloc's own minimal parser reads hwloc-written XML). */
+#define NG_HWLOC_LEAN_PLUGINS \
+    "hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_levelzero,hwloc_pci,hwloc_xml_libxml"
+
+/**
+ * Process-wide: set HWLOC_PLUGINS_BLACKLIST=NG_HWLOC_LEAN_PLUGINS unless the
+ * variable is already set (an admin's choice wins). hwloc dlopens every
+ * plugin when a process initialises its first topology; skipping these
+ * saves ~2 ms per process (docs/performance.md). Call it before the first
+ * hwloc topology of the process (e.g. in slurmstepd before
+ * ng_topology_load); later it has no effect. Modifies environ: call it
+ * from a single-threaded point. Returns 1 if it set the variable, else 0.
+ */
+int ng_topology_lean_hwloc(void);
+
 /** @} */
 
 /* ------------------------------------------------------------------ */
@@ -237,7 +254,9 @@ void ng_gres_order_free(ng_gres_order *order);
  * Read the node's gres GPU order from a gres.conf file: the Name=gpu lines
  * that apply to @p node_name (NULL = any), File= values expanded in order.
  * AutoDetect lines are resolved by the rule in docs/gpu-order.md using the
- * device files and driver information under @p fsroot.
+ * device files and driver information under @p fsroot. The file describes
+ * the node whose root is @p fsroot: File= paths are taken under it (tests
+ * give the plugin a gres.conf naming /dev/nvidiaN inside their fake root).
  */
 int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
                             const char *node_name, const char *fsroot,
@@ -246,7 +265,8 @@ int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
 /**
  * Map a device file (e.g. "/dev/nvidia2", "/dev/dri/renderD128") to its PCI
  * bus id. The device file itself is stat()ed as given (it must be a character
- * device: its major/minor identify the GPU); the kernel and driver views are
+ * device: its major/minor identify the GPU; ng_gres_order_from_conf already
+ * put fsroot in front of the paths it returns); the kernel and driver views are
  * read under @p fsroot (NULL = "/"): NVIDIA minors via
  * /proc/driver/nvidia/gpus/<bus>/information ("Device Minor: N"),
  * DRM char devices via /sys/dev/char/MAJ:MIN/device.

@@ -519,10 +519,17 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     return rc < 0 && g_step.strict ? -1 : 0;
 }
 
-int slurm_spank_task_init(spank_t sp, int argc, char **argv)
+/* strict: the task must not run. Returning -1 fails it only when the
+ * plugin is `required` in plugstack.conf (Slurm ignores an `optional`
+ * plugin's error), so the task process ends itself: task_init runs in the
+ * forked task, before exec, and slurmstepd sees exit status 1. */
+static int fail_task(void)
 {
-    (void)argc;
-    (void)argv;
+    _exit(1);
+}
+
+static int task_init_body(spank_t sp)
+{
     if (!spank_remote(sp) || !g_step.active)
         return 0;
     uint32_t local = 0, rank = 0;
@@ -534,4 +541,11 @@ int slurm_spank_task_init(spank_t sp, int argc, char **argv)
         return report_step_failure(local);
     report_plan_warnings(local);
     return apply_in_task(sp, local, (int)rank);
+}
+
+int slurm_spank_task_init(spank_t sp, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return task_init_body(sp) < 0 ? fail_task() : 0;
 }

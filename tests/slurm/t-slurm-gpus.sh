@@ -1,0 +1,118 @@
+#!/bin/sh
+# numaguard in a real slurmd on "inflated" GPU nodes (task/none; slurmd sees
+# a real machine's topology XML; fake NVIDIA GPUs in bus order). For each
+# srun, every task's NUMAGUARD_CPUS / _MEMS / _GPUS and thread variables
+# must equal the planner CLI's answer for the same job shape.
+# Jobs are --exclusive with -c = node CPUs / tasks, so the step owns the
+# whole node (the plan's CPU set is then the whole topology, as `numaguard
+# plan` without --cpus assumes).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/testlib.sh"
+ngt_start_suite plugin-gpus plugin
+
+VARS=("NUMAGUARD_*" "OMP_*" "MKL_*" "OPENBLAS_*" "BLIS_*" "NUMEXPR_*" "NUMBA_*" "VECLIB_*" SLURM_STEP_GPUS)
+
+# run_case LABEL TOPO "SRUN ARGS" "CLI ARGS" [expect specs...]
+# The step must own the whole node for the plan to be GPU-local: srun's
+# step gets only the CPUs it asks for, so -c = node CPUs / tasks per node
+# (the CLI gets the same --cpus-per-task).
+run_case() {
+    local label=$1 topo=$2 sargs=$3 cargs=$4 f n c
+    shift 4
+    f=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
+    n=$(printf '%s\n' "$sargs" | sed -n 's/.*-n \([0-9]*\).*/\1/p')
+    c=$((NODE_CPUS / n))
+    sargs="$sargs -c $c"
+    cargs="$cargs --cpus-per-task $c"
+    # shellcheck disable=SC2086
+    ngt_srun "$f" --exclusive $sargs -- "${VARS[@]}"
+    local rc=$?
+    ngt_ok $rc "$label: srun exits 0"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$f.err" | head -5
+    # shellcheck disable=SC2086
+    ngt_check plan "$f" "$label" "$NGT_CLI" "$topo" -- $cargs
+    [ $# -gt 0 ] && ngt_check expect "$f" "$label" "$@"
+}
+
+# One cluster per topology; many sruns against each.
+for xml in g4dn-metal-8xt4.xml xe8640-4xh100-spr8480-snc4.xml \
+           juwels-booster-4xa100-epyc7402-nps4.xml dgx2-16xv100.xml; do
+    topo=$NGT_TOPO/$xml
+    NGC_NODES=1 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$topo NGC_GPUS=auto
+    NGC_PLUGSTACK=$(ngt_plugstack "topology=$topo")
+    ngt_cluster
+    NODE_CPUS=$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
+    mapfile -t bus < <(ngc_topology_nvidia_gpus "$topo" | cut -d' ' -f1)
+    ngpu=${#bus[@]}
+    t=${xml%%-*}
+    case $ngpu in
+    8)
+        run_case "$t -n 8 gpus-per-task=1 local" "$topo" \
+            "-n 8 --gpus-per-task=1 --numa-policy=local" \
+            "--task-gpus 0;1;2;3;4;5;6;7 --numa-policy local" \
+            "0:NUMAGUARD_GPUS=${bus[0]}" "5:NUMAGUARD_GPUS=${bus[5]}" "7:NUMAGUARD_GPUS=${bus[7]}" \
+            "all:NUMAGUARD_MEM_MODE=bind"
+        run_case "$t -n 4 gpus-per-task=2" "$topo" \
+            "-n 4 --gpus-per-task=2 --numa-policy=local" \
+            "--task-gpus 0,1;2,3;4,5;6,7 --numa-policy local" \
+            "1:NUMAGUARD_GPUS=${bus[2]},${bus[3]}"
+        run_case "$t -n 4 gres=gpu:8 shared" "$topo" \
+            "-n 4 --gres=gpu:8 --numa-policy=local" \
+            "--task-gpus 0,1,2,3,4,5,6,7;0,1,2,3,4,5,6,7;0,1,2,3,4,5,6,7;0,1,2,3,4,5,6,7 --numa-policy local"
+        run_case "$t -n 4 map_gpu:7,0,5,2" "$topo" \
+            "-n 4 --gres=gpu:8 --gpu-bind=map_gpu:7,0,5,2 --numa-policy=local" \
+            "--task-gpus 7;0;5;2 --numa-policy local" \
+            "0:NUMAGUARD_GPUS=${bus[7]}" "1:NUMAGUARD_GPUS=${bus[0]}"
+        run_case "$t -n 8 interleave omp-guard=2" "$topo" \
+            "-n 8 --gpus-per-task=1 --numa-policy=interleave --omp-guard=2" \
+            "--task-gpus 0;1;2;3;4;5;6;7 --numa-policy interleave --omp-guard=2" \
+            "all:OMP_NUM_THREADS=2" "all:NUMAGUARD_MEM_MODE=interleave"
+        ;;
+    4)
+        run_case "$t -n 4 gpus-per-task=1 local" "$topo" \
+            "-n 4 --gpus-per-task=1 --numa-policy=local" \
+            "--task-gpus 0;1;2;3 --numa-policy local" \
+            "0:NUMAGUARD_GPUS=${bus[0]}" "3:NUMAGUARD_GPUS=${bus[3]}"
+        run_case "$t -n 8 map_gpu:0,1,2,3 (2 tasks/GPU)" "$topo" \
+            "-n 8 --gres=gpu:4 --gpu-bind=map_gpu:0,1,2,3 --numa-policy=local" \
+            "--task-gpus 0;1;2;3;0;1;2;3 --numa-policy local" \
+            "4:NUMAGUARD_GPUS=${bus[0]}" "7:NUMAGUARD_GPUS=${bus[3]}"
+        run_case "$t -n 4 map_gpu:3,2,1,0 prefer" "$topo" \
+            "-n 4 --gres=gpu:4 --gpu-bind=map_gpu:3,2,1,0 --numa-policy=prefer" \
+            "--task-gpus 3;2;1;0 --numa-policy prefer" \
+            "0:NUMAGUARD_GPUS=${bus[3]}" "all:NUMAGUARD_MEM_MODE=preferred_many"
+        run_case "$t -n 2 gpus-per-task=2" "$topo" \
+            "-n 2 --gpus-per-task=2 --numa-policy=local" \
+            "--task-gpus 0,1;2,3 --numa-policy local" \
+            "1:NUMAGUARD_GPUS=${bus[2]},${bus[3]}"
+        ;;
+    16)
+        # DGX-2: 16 GPUs but the XML keeps only 4 cores.
+        run_case "$t -n 4 gpus-per-task=4" "$topo" \
+            "-n 4 --gpus-per-task=4 --numa-policy=local" \
+            "--task-gpus 0,1,2,3;4,5,6,7;8,9,10,11;12,13,14,15 --numa-policy local" \
+            "3:NUMAGUARD_GPUS=${bus[12]},${bus[13]},${bus[14]},${bus[15]}"
+        run_case "$t -n 2 gres=gpu:16 shared" "$topo" \
+            "-n 2 --gres=gpu:16 --numa-policy=local" \
+            "--task-gpus 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15;0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 --numa-policy local"
+        ;;
+    esac
+    ngt_is "$(ngc_node_states)" idle "$t: node idle after the jobs"
+done
+
+# --- srun -N 2 across two slurmd: each node plans its own tasks ----------
+topo=$NGT_TOPO/juwels-booster-4xa100-epyc7402-nps4.xml
+NGC_NODES=2 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$topo
+NGC_PLUGSTACK=$(ngt_plugstack "topology=$topo")
+ngt_cluster
+f=$NGT_OUT/two-nodes
+# 96 CPUs per node, 4 tasks per node: -c 24 gives each step the whole node.
+ngt_srun "$f" --exclusive -N 2 -n 8 -c 24 --gpus-per-task=1 --numa-policy=local -- "${VARS[@]}"
+ngt_ok $? "-N 2 -n 8: srun exits 0"
+for n in ng1 ng2; do
+    ngt_check plan "$f" "-N 2 -n 8" "$NGT_CLI" "$topo" --node $n -- \
+        --task-gpus "0;1;2;3" --numa-policy local --cpus-per-task 24
+done
+ngt_check expect "$f" "-N 2 -n 8" 0:node=ng1 4:node=ng2 4:local=0 \
+    "4:NUMAGUARD_GPUS=0000:03:00.0" "7:NUMAGUARD_GPUS=0000:c4:00.0"
+ngt_done
