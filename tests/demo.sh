@@ -54,11 +54,16 @@ run() {
     echo
 }
 
-run --exclusive -n 8 --gpus-per-task=1 --numa-policy=local,verbose --omp-guard
-run --exclusive -n 4 --gpus-per-task=2 --numa-policy=interleave,verbose --omp-guard=4
-run --exclusive -n 4 --gres=gpu:8 --gpu-bind=map_gpu:7,0,5,2 --numa-policy=prefer,verbose --omp-guard
+# A step only gets the CPUs it asks for (tasks x -c): numaguard places each
+# task inside what Slurm gave the step, so these jobs ask for the whole node.
+echo "# 8 tasks, one T4 each, 12 CPUs each: each task on 6 cores of its GPU's socket"
+run -n 8 -c 12 --gpus-per-task=1 --numa-policy=local,verbose --omp-guard
+echo "# 2 GPUs per task, memory interleaved over both sockets, 4 threads forced"
+run -n 4 -c 24 --gpus-per-task=2 --numa-policy=interleave,verbose --omp-guard=4
+echo "# Slurm's --gpu-bind=map_gpu reorders the GPUs: numaguard follows the real binding"
+run -n 4 -c 24 --gres=gpu:8 --gpu-bind=map_gpu:7,0,5,2 --numa-policy=prefer,verbose --omp-guard
 echo "# the same job without numaguard's options: Slurm's placement only"
-run --exclusive -n 4 --gpus-per-task=1
+run -n 4 -c 24 --gpus-per-task=1
 echo "# an invalid value is refused before any job exists:"
 echo "\$ srun --numa-policy=nearest true"
 srun --numa-policy=nearest true 2>&1 | sed 's/^/  | /'
