@@ -87,7 +87,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh tests/demo.sh
 
-install: all
+install: all install-man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(PREFIX)/bin/numaguard
 	install -m 644 lib/numaguard.h $(DESTDIR)$(PREFIX)/include/numaguard.h

@@ -3,7 +3,8 @@
 # Used by `make check` and `make demo`; safe to run again.
 set -e
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
-libslurm-dev slurmctld slurmd slurm-client munge python3"
+libslurm-dev slurmctld slurmd slurm-client munge python3
+debhelper dpkg-dev groff-base"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -37,5 +37,7 @@ int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -1,6 +1,8 @@
 /* numaguard: the command-line face of the library.
  *   numaguard topo [--topology FILE] [--json]
  *   numaguard plan --tasks N [...] [--json]
+ *   numaguard exec [options] -- CMD [ARGS...]
+ *   numaguard check [--pid P ... | --all-mine] [--json]
  */
 #include "cli.h"
 
@@ -12,6 +14,8 @@ static const char usage[] =
     "commands:\n"
     "  topo   NUMA nodes (kind, CPUs, memory) and GPUs (bus id, locality)\n"
     "  plan   where each task of a job goes on this node (or a topology file)\n"
+    "  exec   place this rank (torchrun, mpirun, workstation) and run a command\n"
+    "  check  CPU, memory and thread placement of running processes\n"
     "common options: --topology FILE (hwloc XML instead of this machine), --json\n"
     "run 'numaguard <command> --help' for the command's options\n";
 
@@ -50,6 +54,10 @@ int main(int argc, char **argv)
         return cmd_topo(argc - 1, argv + 1);
     if (!strcmp(argv[1], "plan"))
         return cmd_plan(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "exec"))
+        return cmd_exec(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "check"))
+        return cmd_check(argc - 1, argv + 1);
     fputs(usage, stderr);
     return cli_error(2, "unknown command '%.64s'", argv[1]);
 }

@@ -1,0 +1,125 @@
+#!/bin/sh
+# numaguard check on processes with known placement: a bound one
+# (numactl), an oversubscribed one (spinning threads on one CPU), one with
+# idle pool threads, GPU shares on a real 4xH100 topology (NUMAGUARD_GPUS /
+# CUDA_VISIBLE_DEVICES in the process environment), another user's process
+# (no privilege), --all-mine, JSON and text, bad input.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/users/lib.sh
+HELPER=$BUILD/tests/ng_threads
+T=$(mktemp -d /tmp/ng-check.XXXXXX)
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT INT TERM
+
+if [ ! -x "$HELPER" ] || [ ! -x "$NG" ] || [ "$(nproc --all)" -lt 2 ]; then
+    skip 1 "needs $HELPER (make tests), $NG and 2 CPUs"
+    done_testing
+    exit 0
+fi
+
+# start NAME CMD...: run CMD in the background until it prints "ready".
+start() {
+    name=$1
+    shift
+    "$@" >"$T/$name.out" 2>&1 &
+    eval "PID_$name=$!"
+    PIDS="$PIDS $!"
+    i=0
+    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+# j FILE EXPR: a Python expression over the first process, d = its JSON object.
+j() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["processes"][0]; print(eval(sys.argv[2]))' "$1" "$2"; }
+
+start bound numactl --physcpubind=0 --membind=0 "$HELPER" 0 0 8192
+start inter numactl --physcpubind=1 --interleave=0 "$HELPER" 0 0 1024
+start idle taskset -c 0,1 "$HELPER" 0 4 64
+start gpu env NUMAGUARD_GPUS=0000:4e:00.0 taskset -c 0 "$HELPER" 0 0 64
+start cuda env CUDA_VISIBLE_DEVICES=0,1,2,3 LOCAL_RANK=1 LOCAL_WORLD_SIZE=4 "$HELPER" 0 0 64
+
+# --- bound: numactl --physcpubind=0 --membind=0, 8 MiB touched ---
+"$NG" check --pid "$PID_bound" --json >"$T/b.json"
+is "$?" 0 "check --pid: exit 0"
+is "$(j "$T/b.json" "d['pid']")" "$PID_bound" "json: pid"
+is "$(j "$T/b.json" '(d["comm"],d["cpus"],d["cores"],d["pus"],d["cpu_numa_nodes"])')" \
+   "('ng_threads', '0', 1, 1, [0])" "bound: cpus 0, 1 core, node 0"
+is "$(j "$T/b.json" '(d["mem_policy"],d["mem_policy_nodes"],d["mem_policy_text"],d["mems_allowed"])')" \
+   "('bind', [0], 'bind:0', '0')" "bound: heap policy bind:0"
+is "$(j "$T/b.json" '[m["node"] for m in d["memory"]]')" "[0]" "bound: pages on node 0 only"
+is "$(j "$T/b.json" 'd["memory"][0]["bytes"] >= 8<<20 and d["cpu_local_bytes"]==d["mem_bytes"]')" \
+   "True" "bound: >= 8 MiB, all of it on the CPUs' node"
+is "$(j "$T/b.json" '(d["threads"],d["runnable"],d["oversubscribed"],d["threads_exceed_cores"],d["warnings"],d["errors"])')" \
+   "(1, 0, False, False, [], [])" "bound: 1 thread, no warning"
+is "$(j "$T/b.json" '(d["gpus"],d["gpu_source"],d["gpu_local_bytes"])')" "([], 'none', 0)" "bound: no GPU"
+
+"$NG" check --pid "$PID_bound" >"$T/b.txt"
+is "$(sed -n 1p "$T/b.txt")" "pid $PID_bound (ng_threads)" "text: header"
+is "$(sed -n 2p "$T/b.txt")" "  cpus     0  (1 core, 1 PU; numa 0)" "text: cpus line"
+is "$(sed -n 3p "$T/b.txt")" "  threads  1, 0 runnable" "text: threads line"
+is "$(sed -n 4p "$T/b.txt")" "  memory   policy bind:0  (allowed nodes 0)" "text: memory line"
+like "$(sed -n 5p "$T/b.txt")" '^  pages    [0-9.]+ MiB: node 0 100\.0%$' "text: pages line"
+is "$(sed -n 6p "$T/b.txt")" "  local    100.0% on the CPUs' node(s)" "text: local line"
+
+"$NG" check --pid "$PID_inter" --json >"$T/i.json"
+is "$(j "$T/i.json" '(d["cpus"],d["mem_policy"],d["mem_policy_text"])')" \
+   "('1', 'interleave', 'interleave:0')" "interleave: policy read from numa_maps"
+
+# --- threads (the spinning helper runs only for its own checks) ---
+start over taskset -c 0 "$HELPER" 3 0 64
+"$NG" check --pid "$PID_over" --json >"$T/o.json"
+is "$(j "$T/o.json" '(d["cpus"],d["cores"],d["threads"],d["runnable"],d["oversubscribed"])')" \
+   "('0', 1, 4, 3, True)" "3 spinning threads on 1 CPU: oversubscribed"
+is "$(j "$T/o.json" 'd["warnings"]')" "['oversubscribed: 3 runnable threads on 1 core(s)']" \
+   "oversubscribed: warning"
+kill "$PID_over"
+wait "$PID_over" 2>/dev/null
+PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$PID_over" | tr '\n' ' ')
+"$NG" check --pid "$PID_idle" --json >"$T/p.json"
+is "$(j "$T/p.json" '(d["cores"],d["threads"],d["runnable"],d["oversubscribed"],d["threads_exceed_cores"])')" \
+   "(2, 5, 0, False, True)" "4 idle pool threads on 2 cores: not oversubscribed, threads exceed cores"
+like "$(j "$T/p.json" 'd["warnings"][0]')" '^5 threads for 2 core\(s\), 0 runnable now: idle pool threads\?' \
+   "idle pool: the softer warning"
+
+# --- GPUs (topology of a 4xH100 SNC4 node; this machine's memory is node 0) ---
+"$NG" check --topology "$XE" --pid "$PID_gpu" --json >"$T/g.json"
+is "$(j "$T/g.json" '(d["gpus"],d["gpu_source"],d["gpu_numa_nodes"],d["gpu_local_bytes"])')" \
+   "(['0000:4e:00.0'], 'NUMAGUARD_GPUS', [3], 0)" "NUMAGUARD_GPUS: GPU on node 3, nothing local"
+is "$(j "$T/g.json" 'd["warnings"]')" \
+   "[\"most memory is not on the GPU's NUMA node(s)\", \"no CPU of the process is on the GPU's NUMA node(s)\"]" \
+   "GPU far from memory and CPUs: two warnings"
+"$NG" check --topology "$XE" --pid "$PID_cuda" --json >"$T/c.json"
+is "$(j "$T/c.json" '(d["gpus"],d["gpu_source"],d["gpu_numa_nodes"])')" \
+   "(['0000:5f:00.0'], 'CUDA_VISIBLE_DEVICES', [1])" "CUDA_VISIBLE_DEVICES=0,1,2,3 with LOCAL_RANK=1 of 4: GPU 1"
+
+# --- another user's process: status readable, numa_maps not (no privilege) ---
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    cp "$NG" "$T/numaguard" && chmod 755 "$T" "$T/numaguard"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$T/numaguard" check --pid "$PID_bound" --json >"$T/n.json"
+    is "$(j "$T/n.json" '(d["cpus"],d["threads"],d["memory"],d["errors"])')" \
+       "('0', 1, [], ['numa_maps: Permission denied'])" "as nobody: CPUs and threads, numa_maps refused"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$T/numaguard" check --all-mine --json >"$T/m.json"
+    is "$(python3 -c 'import json,sys; print(sys.argv[2] in [str(p["pid"]) for p in json.load(open(sys.argv[1]))["processes"]])' "$T/m.json" "$PID_bound")" \
+       "False" "--all-mine as nobody: root's processes not listed"
+else
+    skip 2 "needs root and setpriv"
+fi
+"$NG" check --all-mine --json >"$T/a.json"
+is "$(python3 -c 'import json,sys; l=[p["pid"] for p in json.load(open(sys.argv[1]))["processes"]]; print([int(x) for x in sys.argv[2:] if int(x) not in l])' "$T/a.json" $PIDS)" \
+   "[]" "--all-mine lists the caller's processes"
+
+# --- bad input ---
+"$NG" check >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: give --pid P (one or more) or --all-mine" "no process named: exit 2"
+"$NG" check --pid 12x 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: invalid --pid '12x': expected a process id" "bad pid: exit 2"
+gone=$(sh -c 'echo $$')
+"$NG" check --pid "$gone" >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "1:numaguard: check: no process $gone" "exited process: exit 1"
+"$NG" check --pid "$PID_bound" --all-mine 2>/dev/null
+is "$?" 2 "--pid with --all-mine: exit 2"
+
+done_testing

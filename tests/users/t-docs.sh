@@ -1,0 +1,69 @@
+#!/bin/sh
+# Documentation against the code: man pages lint clean; plugstack.conf.example,
+# docs/admin-guide.md and numaguard(8) document exactly the arguments the
+# plugin's parser (spank/config.c) accepts; numaguard(1) names every option
+# the CLI's exec/check accept; the user guide's exec example and
+# docs/check.md's JSON keys are what the binary really prints.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/users/lib.sh
+
+# --- man pages ---
+if command -v groff >/dev/null; then
+    for m in man/numaguard.1 man/numaguard.8; do
+        out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$m" 2>&1)
+        is "$out" "" "groff -man -ww -z $m: no warnings"
+    done
+else
+    skip 2 "groff not installed (Debian package groff-base)"
+fi
+
+# --- plugin arguments: the parser is the truth ---
+accepted=$(sed -n 's/.*strcmp(\(key\|arg\), "\([a-z_]*\)").*/\2/p' spank/config.c | sort -u | tr '\n' ' ')
+like "$accepted" 'default_policy' "spank/config.c: argument table parsed ($accepted)"
+# Documented in the example's "Arguments" block: "#   name=VALUE   text" or "#   name   text".
+documented=$(sed -n 's/^#   \([a-z_][a-z_]*\)\(=[A-Z]*\)\{0,1\}  .*/\1/p' plugstack.conf.example | sort -u | tr '\n' ' ')
+is "$documented" "$accepted" "plugstack.conf.example documents exactly the accepted arguments"
+# Used on the example's plugstack lines (active or commented out).
+used=$(grep -E 'numaguard\.so' plugstack.conf.example | sed 's/.*numaguard\.so//' | tr ' ' '\n' |
+       sed -n 's/^\([a-z_]*\).*/\1/p' | grep . | sort -u)
+bad=""
+for u in $used; do
+    case " $accepted " in *" $u "*) ;; *) bad="$bad $u" ;; esac
+done
+is "$bad" "" "every argument on the example's plugstack lines is accepted"
+missing_admin="" missing_man=""
+for a in $accepted; do
+    grep -q "^| \`$a" docs/admin-guide.md || missing_admin="$missing_admin $a"
+    grep -Eq "^\.B(I)? $a" man/numaguard.8 || missing_man="$missing_man $a"
+done
+is "$missing_admin" "" "docs/admin-guide.md has a row for every plugstack argument"
+is "$missing_man" "" "numaguard(8) describes every plugstack argument"
+
+# --- CLI options in numaguard(1) ---
+if [ -x "$NG" ]; then
+    like "$("$NG" --help)" '^  exec ' "numaguard --help lists exec"
+    like "$("$NG" --help)" '^  check ' "numaguard --help lists check"
+    for sub in exec check; do
+        opts=$("$NG" $sub --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+        miss=""
+        for o in $opts; do
+            grep -q -- "$(printf '%s' "$o" | sed 's/-/\\\\-/g')" man/numaguard.1 || miss="$miss $o"
+        done
+        is "$miss" "" "numaguard(1) names every option of '$sub --help'"
+    done
+    # The user guide's quick-start exec example, line for line.
+    got=$(taskset -c 0,1 env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK \
+          -u MPI_LOCALRANKID -u PMI_LOCAL_RANK -u CUDA_VISIBLE_DEVICES -u ROCR_VISIBLE_DEVICES -u OMP_NUM_THREADS \
+          "$NG" exec --local-rank 1 --local-size 2 --omp-guard --verbose -- \
+          sh -c 'grep Cpus_allowed_list /proc/self/status; echo $OMP_NUM_THREADS' 2>&1)
+    miss=$(printf '%s\n' "$got" | while IFS= read -r l; do
+        grep -qxF "    $l" docs/user-guide.md || printf '[%s]' "$l"; done)
+    is "$miss" "" "docs/user-guide.md quick-start exec output is what exec prints"
+    # docs/check.md's JSON keys = the keys check --json prints.
+    keys=$("$NG" check --pid $$ --json | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["processes"][0])))')
+    doc=$(sed -n '/^## JSON/,$p' docs/check.md | sed -n 's/^| `\([a-z_]*\)`\(, `\([a-z_]*\)`\)\{0,1\} |.*/\1 \3/p' | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')
+    is "$doc" "$keys" "docs/check.md documents exactly the keys of check --json"
+else
+    skip 6 "$NG not built"
+fi
+done_testing

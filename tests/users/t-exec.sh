@@ -1,0 +1,150 @@
+#!/bin/sh
+# numaguard exec standalone: affinity, memory policy and environment seen
+# from INSIDE the executed command; rank detection from launcher variables;
+# GPU ownership rules (on a real 4xH100 topology, plan only); bad input.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/users/lib.sh
+unset LOCAL_RANK LOCAL_WORLD_SIZE RANK OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE \
+    OMPI_COMM_WORLD_RANK MPI_LOCALRANKID MPI_LOCALNRANKS PMI_RANK PMI_LOCAL_RANK PMI_LOCAL_SIZE \
+    SLURM_LOCALID SLURM_PROCID SLURM_NODEID SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE \
+    CUDA_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES OMP_NUM_THREADS OMP_PLACES OMP_PROC_BIND \
+    NUMAGUARD_CPUS NUMAGUARD_MEMS NUMAGUARD_GPUS NUMAGUARD_POLICY NUMAGUARD_MEM_MODE
+
+# What the child sees: affinity, heap policy (numa_maps), environment.
+PROBE='grep -E "^(Cpus_allowed_list|Mems_allowed_list)" /proc/self/status
+echo "heap=$(sed -n "s/^[0-9a-f]* \(.*\) heap.*/\1/p" /proc/self/numa_maps)"
+env'
+# run ARGS...: numaguard exec ARGS -- sh -c PROBE, on CPUs 0-1 (the
+# machine this suite targets has 2 CPUs and one NUMA node: node 0).
+run() { taskset -c 0,1 "$NG" exec "$@" -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$; }
+
+if [ "$(nproc --all)" -lt 2 ] || [ ! -x "$NG" ]; then
+    skip 1 "needs 2 CPUs and $NG"
+    done_testing
+    exit 0
+fi
+
+# --- one rank: everything allowed, memory bound to the CPUs' node ---
+out=$(run)
+is "$(val "$out" Cpus_allowed_list)" "0-1" "1 rank: keeps CPUs 0-1"
+is "$(val "$out" heap)" "bind:0" "1 rank: heap policy bind:0 (numa_maps)"
+is "$(val "$out" NUMAGUARD_CPUS)/$(val "$out" NUMAGUARD_MEMS)/$(val "$out" NUMAGUARD_MEM_MODE)" \
+   "0-1/0/bind" "1 rank: NUMAGUARD_CPUS/MEMS/MEM_MODE"
+is "$(val "$out" NUMAGUARD_POLICY)" "local" "1 rank: NUMAGUARD_POLICY=local"
+is "$(val "$out" OMP_NUM_THREADS)" "" "no --omp-guard: OMP_NUM_THREADS not set"
+
+# --- rank 1 of 2 from the command line ---
+out=$(run --local-rank 1 --local-size 2 --omp-guard)
+is "$(val "$out" Cpus_allowed_list)" "1" "rank 1 of 2: bound to CPU 1"
+is "$(val "$out" heap)" "bind:0" "rank 1 of 2: heap bind:0"
+is "$(val "$out" OMP_NUM_THREADS),$(val "$out" OMP_PLACES),$(val "$out" OMP_PROC_BIND)" \
+   "1,cores,close" "--omp-guard: 1 thread on cores, close"
+is "$(val "$out" MKL_NUM_THREADS)" "1" "--omp-guard: MKL_NUM_THREADS=1"
+out=$(OMP_NUM_THREADS=7 run --local-rank 0 --local-size 2 --omp-guard)
+is "$(val "$out" OMP_NUM_THREADS)" "7" "a user's OMP_NUM_THREADS is kept"
+out=$(OMP_NUM_THREADS=7 run --local-rank 0 --local-size 1 --omp-guard=3,force)
+is "$(val "$out" OMP_NUM_THREADS)" "3" "--omp-guard=3,force overrides it"
+
+# --- rank and size from launcher variables ---
+out=$(LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 run)
+is "$(val "$out" Cpus_allowed_list)" "0" "torchrun LOCAL_RANK=0 of 2: CPU 0"
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 run)
+is "$(val "$out" Cpus_allowed_list)" "1" "Open MPI local rank 1 of 2: CPU 1"
+out=$(MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2 run)
+is "$(val "$out" Cpus_allowed_list)" "1" "MPICH MPI_LOCALRANKID=1 of 2: CPU 1"
+out=$(PMI_LOCAL_RANK=0 PMI_LOCAL_SIZE=2 run)
+is "$(val "$out" Cpus_allowed_list)" "0" "PMI_LOCAL_RANK=0 of 2: CPU 0"
+out=$(SLURM_LOCALID=1 SLURM_NODEID=1 SLURM_STEP_TASKS_PER_NODE='3,2(x2)' run)
+is "$(val "$out" Cpus_allowed_list)" "1" "SLURM_LOCALID=1, node 1 of '3,2(x2)': 2 tasks, CPU 1"
+out=$(LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 SLURM_LOCALID=1 SLURM_STEP_TASKS_PER_NODE=2 run)
+is "$(val "$out" Cpus_allowed_list)" "0" "torchrun inside srun: LOCAL_RANK wins over SLURM_LOCALID"
+out=$(LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 run --local-rank 1 --local-size 2)
+is "$(val "$out" Cpus_allowed_list)" "1" "--local-rank/--local-size win over the environment"
+
+# --- policies ---
+out=$(run --numa-policy interleave)
+is "$(val "$out" heap)/$(val "$out" NUMAGUARD_MEM_MODE)" "interleave:0/interleave" "interleave"
+out=$(run --numa-policy prefer)
+is "$(val "$out" heap)/$(val "$out" NUMAGUARD_MEM_MODE)" "prefer (many):0/preferred_many" \
+   "prefer: MPOL_PREFERRED_MANY (Linux >= 5.15)"
+out=$(run --local-rank 1 --local-size 2 --numa-policy none --omp-guard)
+is "$(val "$out" Cpus_allowed_list)/$(val "$out" heap)/$(val "$out" NUMAGUARD_MEM_MODE)" \
+   "0-1/default/none" "none: CPUs and memory untouched"
+is "$(val "$out" OMP_NUM_THREADS)" "1" "none + --omp-guard: threads still capped to the slice"
+
+# --- verbose line ---
+run --local-rank 1 --local-size 2 --verbose >/dev/null
+is "$(tail -1 /tmp/ng-exec-err.$$)" "numaguard: task 1: gpus none numa 0 cpus 1 mem bind:0 threads 1" \
+   "--verbose: the task line"
+RANK=5 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 run --numa-policy local,verbose >/dev/null
+is "$(tail -1 /tmp/ng-exec-err.$$)" \
+   "numaguard: rank 5 (local 1): gpus none numa 0 cpus 1 mem bind:0 threads 1" \
+   "verbose modifier with RANK=5: the rank line"
+
+# --- GPUs on a 4xH100 SNC4 topology (plan only: env, no syscalls) ---
+out=$(CUDA_VISIBLE_DEVICES=0,1,2,3 LOCAL_RANK=2 LOCAL_WORLD_SIZE=4 run --topology "$XE")
+is "$(val "$out" NUMAGUARD_GPUS) $(val "$out" NUMAGUARD_CPUS) $(val "$out" NUMAGUARD_MEMS)" \
+   "0000:cb:00.0 98-111,210-223 7" "torchrun: 4 visible, local rank 2 owns entry 2"
+is "$(val "$out" Cpus_allowed_list)" "0-1" "plan only: affinity not changed"
+out=$(CUDA_VISIBLE_DEVICES=3,2,1,0 LOCAL_RANK=0 LOCAL_WORLD_SIZE=4 run --topology "$XE")
+is "$(val "$out" NUMAGUARD_GPUS) $(val "$out" NUMAGUARD_MEMS)" "0000:db:00.0 5" \
+   "visible list 3,2,1,0: rank 0 owns GPU index 3"
+out=$(CUDA_VISIBLE_DEVICES=1 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 run --topology "$XE")
+is "$(val "$out" NUMAGUARD_GPUS) $(val "$out" NUMAGUARD_CPUS)" "0000:5f:00.0 21-27,133-139" \
+   "one visible GPU, 2 ranks: they share it, rank 1 takes the second half of its cores"
+out=$(run --topology "$XE" --gpus all --local-rank 3 --local-size 4)
+is "$(val "$out" NUMAGUARD_GPUS) $(val "$out" NUMAGUARD_CPUS)" "0000:db:00.0 70-83,182-195" \
+   "--gpus all, 4 ranks: rank 3 owns the 4th GPU in bus order"
+out=$(CUDA_VISIBLE_DEVICES=0 run --topology "$XE" --gpus none)
+is "$(val "$out" NUMAGUARD_GPUS)/$(val "$out" NUMAGUARD_MEMS)" "/0-7" \
+   "--gpus none: CPU-only over the whole machine"
+
+# --- bad input: exit 2, one line, nothing run ---
+bad() {  # bad DESC ERE ARGS...
+    d=$1 re=$2
+    shift 2
+    "$NG" exec "$@" >/tmp/ng-exec-out.$$ 2>/tmp/ng-exec-err.$$
+    rc=$?
+    is "$rc:$(wc -l </tmp/ng-exec-err.$$):$(wc -c </tmp/ng-exec-out.$$)" "2:1:0" "$d: exit 2, one line"
+    like "$(cat /tmp/ng-exec-err.$$)" "$re" "$d: message"
+}
+bad "rank >= size" '^numaguard: exec: --local-rank 2 is not below --local-size 2$' \
+    --local-rank 2 --local-size 2 -- echo ran
+bad "rank alone" 'give --local-rank and --local-size together' --local-rank 1 -- echo ran
+bad "bad policy" "^numaguard: exec: --numa-policy: invalid value 'locl'" --numa-policy locl -- echo ran
+bad "bad omp guard" "^numaguard: exec: --omp-guard: invalid value '0'" --omp-guard=0 -- echo ran
+bad "no command" 'no command given' --verbose
+bad "bad --gpus" "'9' is not a GPU index \(0-3\)" --topology "$XE" --gpus 9 -- echo ran
+bad "bad size" "invalid --local-size 'x'" --local-rank 0 --local-size x -- echo ran
+
+"$NG" exec -- /nonexistent/cmd 2>/tmp/ng-exec-err.$$
+is "$?:$(cat /tmp/ng-exec-err.$$)" \
+   "127:numaguard: exec: cannot run '/nonexistent/cmd': No such file or directory" "missing command: 127"
+: >/tmp/ng-exec-noexec.$$
+chmod 644 /tmp/ng-exec-noexec.$$
+"$NG" exec -- /tmp/ng-exec-noexec.$$ 2>/dev/null
+is "$?" "126" "not executable: 126"
+rm -f /tmp/ng-exec-noexec.$$
+
+# A broken launcher environment warns and runs unplaced; strict refuses.
+out=$(LOCAL_RANK=3 LOCAL_WORLD_SIZE=2 run)
+is "$(val "$out" Cpus_allowed_list):$(val "$out" NUMAGUARD_CPUS)" "0-1:" "bad LOCAL_RANK: runs unplaced"
+like "$(cat /tmp/ng-exec-err.$$)" \
+   '^numaguard: exec: LOCAL_RANK=3 with LOCAL_WORLD_SIZE=2 is not a valid local rank and size; give --local-rank and --local-size; running the command unplaced$' \
+   "bad LOCAL_RANK: one warning line"
+LOCAL_RANK=3 LOCAL_WORLD_SIZE=2 "$NG" exec --numa-policy local,strict -- echo ran >/tmp/ng-exec-out.$$ 2>&1
+is "$?:$(tail -1 /tmp/ng-exec-out.$$)" \
+   "1:numaguard: exec: LOCAL_RANK=3 with LOCAL_WORLD_SIZE=2 is not a valid local rank and size; give --local-rank and --local-size; strict: not running the command" \
+   "strict: exit 1, command not run"
+
+# --- no wrapper left: the command replaces numaguard (same pid) ---
+pids=$(sh -c 'echo $$; exec "$0" exec -- sh -c "echo \$\$"' "$NG" | tr '\n' ' ')
+set -- $pids
+is "$1" "$2" "the command runs in numaguard's own process (exec, no wrapper)"
+
+out=$("$NG" exec --numa-policy help -- echo ran)
+like "$out" 'interleave' "--numa-policy help prints the grammar"
+is "$(printf '%s\n' "$out" | grep -c '^ran$')" "0" "... and runs nothing"
+
+rm -f /tmp/ng-exec-err.$$ /tmp/ng-exec-out.$$
+done_testing
