@@ -33,6 +33,7 @@ typedef struct ng_gpu_ext {
 struct ng_topology {
     hwloc_topology_t hw;
     int this_system;
+    int from_cache;                  /**< loaded from the topology cache (topocache.c) */
     char fsroot[256];
     hwloc_bitmap_t allowed;
     unsigned n_numa;
@@ -754,6 +755,28 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
     return 0;
 }
 
+/* Live discovery replaced by the node's topology cache (lib/topocache.c)
+ * when it is valid: 1 loaded, 0 not (t->hw reset; the caller discovers live).
+ * Flags and filters as in hw_load, so both paths give the same objects. */
+static int hw_load_cache(ng_topology *t, const ng_topology_options *o)
+{
+    if (!o->cache_dir || !*o->cache_dir || (o->xml_path && *o->xml_path))
+        return 0;
+    if (hwloc_topology_init(&t->hw) < 0) {
+        t->hw = NULL;
+        return 0;
+    }
+    unsigned long flags = o->include_disallowed ? HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED : 0;
+    if (hwloc_topology_set_flags(t->hw, flags) == 0 &&
+        hwloc_topology_set_io_types_filter(t->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) == 0 &&
+        ng_topology_cache_use(t->hw, o->cache_dir, NULL, 0) == 0 &&
+        hwloc_topology_load(t->hw) == 0 && hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_PU) > 0)
+        return 1;
+    hwloc_topology_destroy(t->hw);
+    t->hw = NULL;
+    return 0;
+}
+
 int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *err, size_t errlen)
 {
     static const ng_topology_options none;
@@ -769,7 +792,8 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
         free(t);
         return ng_fail(err, errlen, "fsroot longer than %zu bytes", sizeof t->fsroot - 1);
     }
-    if (hw_load(t, o, err, errlen) < 0) {
+    t->from_cache = hw_load_cache(t, o);
+    if (!t->from_cache && hw_load(t, o, err, errlen) < 0) {
         ng_topology_free(t);
         return -1;
     }
@@ -818,6 +842,11 @@ void ng_topology_free(ng_topology *t)
 int ng_topology_is_this_system(const ng_topology *t)
 {
     return t ? t->this_system : 0;
+}
+
+int ng_topology_from_cache(const ng_topology *t)
+{
+    return t ? t->from_cache : 0;
 }
 
 hwloc_topology_t ng_topology_hwloc(const ng_topology *t)

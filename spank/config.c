@@ -85,6 +85,12 @@ static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
         return parse_path(conf, key, val, conf->fsroot, sizeof conf->fsroot);
     } else if (strcmp(key, "gres_conf") == 0) {
         return parse_path(conf, key, val, conf->gres_conf, sizeof conf->gres_conf);
+    } else if (strcmp(key, "topology_cache") == 0) {
+        if (strcmp(val, "off") == 0) {
+            conf->cache_dir[0] = '\0';
+            return 0;
+        }
+        return parse_path(conf, key, val, conf->cache_dir, sizeof conf->cache_dir);
     } else {
         return conf_bad(conf, "unknown argument '%s=%s'", key, val);
     }
@@ -94,6 +100,7 @@ static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
 int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv)
 {
     memset(conf, 0, sizeof *conf);
+    snprintf(conf->cache_dir, sizeof conf->cache_dir, "%s", NG_TOPOLOGY_CACHE_DIR);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (!arg || strnlen(arg, NG_MAX_ARG + 1) > NG_MAX_ARG)

@@ -30,6 +30,7 @@ typedef struct ng_spank_conf {
     char topology[PATH_MAX];         /**< "" = live discovery */
     char fsroot[PATH_MAX];           /**< "" = "/" */
     char gres_conf[PATH_MAX];        /**< "" = beside SLURM_CONF, else /etc/slurm */
+    char cache_dir[PATH_MAX];        /**< topology cache; "" = off (topology_cache=off) */
 } ng_spank_conf;
 
 /** Parse plugstack.conf argv into @p conf. On a bad argument, conf->disabled

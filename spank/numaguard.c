@@ -94,9 +94,27 @@ static int cb_option(int val, const char *optarg, int remote)
     return 0;
 }
 
+/* slurmd start (root): discover the node once, with I/O devices, and write
+ * the topology cache every step then reads (docs/performance.md). A failure
+ * only costs speed: steps fall back to live discovery. */
+static void write_topology_cache(int argc, char **argv)
+{
+    char err[512];
+    if (ng_spank_conf_parse(&g_conf, argc, argv) < 0 || g_conf.topology[0] ||
+        !g_conf.cache_dir[0])
+        return;
+    if (ng_topology_cache_write(g_conf.cache_dir, err, sizeof err) < 0)
+        slurm_info("numaguard: topology cache %s not written (%s); steps discover the "
+                   "topology live", g_conf.cache_dir, err);
+}
+
 int slurm_spank_init(spank_t sp, int argc, char **argv)
 {
     spank_context_t ctx = spank_context();
+    if (ctx == S_CTX_SLURMD) {
+        write_topology_cache(argc, argv);
+        return 0;
+    }
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
         return 0;
     if (ng_spank_conf_parse(&g_conf, argc, argv) < 0 && ctx == S_CTX_REMOTE && !g_conf_logged) {
@@ -372,8 +390,10 @@ static void report_plan_warnings(uint32_t local)
     if (local != 0)
         return;
     if (g_step.verbose)
-        task_say("numaguard: step on this node: %u tasks, cpus from %s, gpus %s%s\n",
-                 g_step.ntasks, g_step.cpu_source, pred[g_step.gpu_prediction],
+        task_say("numaguard: step on this node: %u tasks, topology %s, cpus from %s, gpus %s%s\n",
+                 g_step.ntasks, g_conf.topology[0] ? "from topology="
+                 : ng_topology_from_cache(g_step.topo) ? "from cache" : "discovered live",
+                 g_step.cpu_source, pred[g_step.gpu_prediction],
                  g_step.plan_only ? ", plan only (topology is not this machine)" : "");
     if (g_step.quiet)
         return;

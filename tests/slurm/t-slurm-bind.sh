@@ -55,6 +55,21 @@ if [ -d /sys/kernel/mm/mempolicy/weighted_interleave ]; then
 else
     ngt_check expect "$F" "weighted falls back to interleave" 0:mempolicy=interleave
 fi
+# The topology cache: slurmd wrote it when it started; steps read it.
+NGC_PLUGSTACK=$(ngt_plugstack "topology_cache=$NGC_DIR/topocache verbose")
+ngc_restart
+ngt_ok $(test -s "$NGC_DIR/topocache/topology.xml" && test -s "$NGC_DIR/topocache/topology.stamp"; echo $?) \
+    "slurmd start wrote the topology cache"
+bind "-n $ncpu local, cache" -n "$ncpu" --numa-policy=local
+ngt_like "$(cat "$F.err")" "topology from cache" "the step loaded the topology from the cache"
+ngt_check expect "$F" "-n $ncpu local from the cache" all:mempolicy=bind all:memnodes=0
+echo garbage >"$NGC_DIR/topocache/topology.xml"
+bind "-n $ncpu local, damaged cache" -n "$ncpu" --numa-policy=local
+ngt_like "$(cat "$F.err")" "topology discovered live" "a damaged cache means live discovery"
+ngt_check expect "$F" "-n $ncpu local after a damaged cache" all:mempolicy=bind all:memnodes=0
+NGC_PLUGSTACK=$(ngt_plugstack)
+ngc_restart
+
 bind "-n $ncpu none omp-guard" -n "$ncpu" --numa-policy=none --omp-guard=2
 ngt_check expect "$F" "policy none: Slurm's binding, default memory, threads capped" \
     all:mempolicy=default all:OMP_NUM_THREADS=2

@@ -129,5 +129,6 @@ ngt_check plan "$F" "default_policy=prefer" "$NGT_CLI" "$topo" --keep OMP_NUM_TH
 probe "allowed local" --numa-policy=local
 ngt_check expect "$F" "allowed_policies: local runs" all:NUMAGUARD_MEM_MODE=bind
 bad_value "allowed_policies: interleave refused" "interleave.*not allowed.*local,prefer" --numa-policy=interleave
+ngc_wait_idle 20   # a step that just ended may still be completing
 ngt_is "$(ngc_node_states)" idle "node idle at the end"
 ngt_done

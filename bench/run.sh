@@ -1,0 +1,58 @@
+#!/bin/bash
+# make bench: install what is needed, build, run every benchmark, and
+# regenerate docs/performance.md (machine, date, commands, tables).
+# Never part of make check. Knobs: BUILD (default build-bench), BENCH_RUNS
+# (srun runs per launch configuration, default 30), BENCH_OMP_RUNS (5),
+# BENCH_FRESH (fresh processes per load figure, 20), BENCH_OUT.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+export BUILD=${BUILD:-build-bench}
+OUT=${BENCH_OUT:-docs/performance.md}
+export BENCH_WORK
+BENCH_WORK=$(mktemp -d /tmp/ng-bench.XXXXXX)
+chmod 755 "$BENCH_WORK" # munged refuses sockets under a private (0700) parent
+export BENCH_BIN=$top/$BUILD/bench
+start=$(date +%s)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+sh tests/install-deps.sh || exit 1
+make --no-print-directory BUILD="$BUILD" all >/dev/null || exit 1
+mkdir -p "$BENCH_BIN"
+CC=${CC:-cc}
+for p in bench_topo bench_apply; do
+    $CC -O2 -g -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib -Ibench -o "$BENCH_BIN/$p" \
+        "bench/$p.c" "$BUILD/libnumaguard.a" -lhwloc -lnuma -ldl || exit 1
+done
+$CC -O2 -std=c11 -Wall -Wextra -Werror -fopenmp -o "$BENCH_BIN/omp_barrier" bench/omp_barrier.c || exit 1
+
+echo "bench: micro benchmarks" >&2
+bash bench/micro.sh "$BENCH_WORK/micro.md" || exit 1
+echo "bench: Slurm benchmarks (a, d)" >&2
+slurm_rc=0
+bash bench/slurm.sh "$BENCH_WORK/slurm.md" || { slurm_rc=1; echo "bench: Slurm benchmarks failed" >&2; }
+[ -s "$BENCH_WORK/slurm.md" ] || echo "(Slurm benchmarks did not run: see the bench output.)" >"$BENCH_WORK/slurm.md"
+secs=$(( $(date +%s) - start ))
+{
+    cat bench/performance-head.md
+    echo
+    echo "## This run"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), $secs s for the whole \`make bench\`"
+    echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1),"\
+         "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r),"\
+         "$(. /etc/os-release && echo "$PRETTY_NAME")"
+    echo "- versions: hwloc $(hwloc-info --version 2>/dev/null | awk '{print $2}'),"\
+         "Slurm $(dpkg-query -W -f='${Version}' slurmd 2>/dev/null), $($CC --version | head -1)"
+    echo "- numaguard: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)'), built into $BUILD/"
+    echo "- load average (1/5/15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"\
+         "(anything else running on the node shows up in every figure below)"
+    echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh)"
+    echo
+    echo "## Results"
+    echo
+    cat "$BENCH_WORK/slurm.md" "$BENCH_WORK/micro.md"
+    cat bench/performance-tail.md
+} >"$OUT"
+echo "bench: wrote $OUT in $secs s" >&2
+rm -rf "$BENCH_WORK"
+exit $slurm_rc
