@@ -80,32 +80,6 @@ static int set_affinity(hwloc_const_cpuset_t set, char *err, size_t errlen)
     return 0;
 }
 
-/* Current affinity of the calling thread into @p set; -1 on error. */
-static int get_affinity(hwloc_bitmap_t set)
-{
-    /* Grow the mask until the kernel accepts it (EINVAL = too small). */
-    for (size_t n = 1024; n <= (1u << 20); n *= 4) {
-        cpu_set_t *mask = CPU_ALLOC(n);
-        if (!mask)
-            return -1;
-        size_t size = CPU_ALLOC_SIZE(n);
-        CPU_ZERO_S(size, mask);
-        if (sched_getaffinity(0, size, mask) == 0) {
-            hwloc_bitmap_zero(set);
-            for (size_t i = 0; i < n; i++)
-                if (CPU_ISSET_S(i, size, mask))
-                    hwloc_bitmap_set(set, (unsigned)i);
-            CPU_FREE(mask);
-            return 0;
-        }
-        int e = errno;
-        CPU_FREE(mask);
-        if (e != EINVAL)
-            return -1;
-    }
-    return -1;
-}
-
 /* ---------------------------------------------------------------- */
 /* Memory policy                                                      */
 /* ---------------------------------------------------------------- */
@@ -264,23 +238,6 @@ static int env_set(const ng_env_ops *env, const char *name, const char *value,
     return 0;
 }
 
-/* Comma list of the task's GPU bus ids ("" for none). */
-static void gpu_list(const ng_topology *topo, const ng_task_plan *tp, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (unsigned i = 0; i < tp->n_gpus; i++) {
-        const ng_gpu_info *g = ng_topology_gpu(topo, (unsigned)tp->gpus[i]);
-        const char *id = g ? g->pci_bus_id : "?";
-        int n = snprintf(buf + used, len - used, "%s%s", i ? "," : "", id);
-        if (n < 0 || (size_t)n >= len - used) {
-            buf[used] = '\0';   /* drop the partial entry; the list stays well-formed */
-            return;
-        }
-        used += (size_t)n;
-    }
-}
-
 /* Thread variables first (keeping user values unless overwrite), then the
  * NUMAGUARD_* report, which always reflects what was applied. */
 static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
@@ -304,7 +261,7 @@ static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_
         return ng_fail(err, errlen, "node list too long for NUMAGUARD_MEMS");
     if (env_set(env, "NUMAGUARD_MEMS", buf, err, errlen) != 0)
         return -1;
-    gpu_list(topo, tp, buf, sizeof buf);
+    ng_gpu_list_format(topo, tp->gpus, tp->n_gpus, buf, sizeof buf);
     if (env_set(env, "NUMAGUARD_GPUS", buf, err, errlen) != 0)
         return -1;
     if (ng_policy_format(pol, buf, sizeof buf) < 0)
@@ -343,7 +300,7 @@ static int apply_cpus(const ng_task_plan *tp, unsigned flags, apply_sets *s,
             hwloc_bitmap_copy(s->cpus, tp->cpus);
         return 0;
     }
-    s->have_saved = get_affinity(s->saved) == 0;
+    s->have_saved = ng_current_cpus(s->saved) == 0;
     if (!tp->cpus || (flags & NG_APPLY_KEEP_CPUS)) {
         if (s->have_saved)
             hwloc_bitmap_copy(s->cpus, s->saved);
@@ -485,7 +442,7 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
     else
         sb_printf(&sb, "numaguard: task %u:", local_id);
     char gpus[NG_MAX_ARG];
-    gpu_list(topo, tp, gpus, sizeof gpus);
+    ng_gpu_list_format(topo, tp->gpus, tp->n_gpus, gpus, sizeof gpus);
     sb_printf(&sb, " gpus %s", gpus[0] ? gpus : "none");
     hwloc_bitmap_t numa = hwloc_bitmap_alloc();
     if (!numa)

@@ -459,6 +459,12 @@ const char *ng_plan_warning(const ng_plan *plan, unsigned i);
 
 /** Linux cpulist string ("0-23,96-119"; "" when empty). Returns length or -1 if truncated. */
 int ng_list_format(hwloc_const_bitmap_t set, char *buf, size_t len);
+/** Comma list of the bus ids of topology GPUs @p idx[0..n) ("" for none);
+ *  an entry that does not fit is dropped whole. Returns the length. */
+int ng_gpu_list_format(const ng_topology *topo, const int *idx, unsigned n,
+                       char *buf, size_t len);
+/** The calling thread's CPU affinity (any number of CPUs); -1 on error. */
+int ng_current_cpus(hwloc_bitmap_t set);
 /** Parse a Linux cpulist/nodelist string (bounded by NG_MAX_ARG) into @p set. */
 int ng_list_parse(const char *text, hwloc_bitmap_t set, unsigned max_index,
                   char *err, size_t errlen);

@@ -186,19 +186,6 @@ static int nearest_domains(const planner *p, hwloc_const_nodeset_t sources,
     return best != ~0u;
 }
 
-static void gpu_names(const planner *p, const int *gpus, unsigned n, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    size_t used = 0;
-    for (unsigned i = 0; i < n && used < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%s", i ? "," : "",
-                         ng_topology_gpu(p->topo, (unsigned)gpus[i])->pci_bus_id);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
-
 /* Local homes first: a task whose GPUs have allowed local cores wants those.
  * Tasks whose GPUs have none ("remote") are placed later, from the cores no
  * local task wants (see place_remote). */
@@ -240,7 +227,7 @@ static void place_remote(planner *p, unsigned t, hwloc_const_bitmap_t pool)
     for (unsigned i = 0; i < n; i++)
         hwloc_bitmap_or(sources, sources, ng_topology_gpu(p->topo, (unsigned)gpus[i])->numa_nodes);
     char names[128];
-    gpu_names(p, gpus, n, names, sizeof(names));
+    ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
     p->home[t] = hwloc_bitmap_alloc();
     if (nearest_domains(p, sources, pool, doms)) {
         units_in_domains(p, doms, p->home[t]);

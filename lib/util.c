@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 int ng_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -174,4 +175,48 @@ const char *ng_mem_mode_name(ng_mem_mode mode)
     static const char *const names[] = {"none", "bind", "preferred_many", "interleave",
                                         "weighted_interleave"};
     return (unsigned)mode < NG_ARRAY_LEN(names) ? names[mode] : "?";
+}
+
+int ng_gpu_list_format(const ng_topology *topo, const int *idx, unsigned n,
+                       char *buf, size_t len)
+{
+    size_t used = 0;
+    if (!len)
+        return 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const ng_gpu_info *g = ng_topology_gpu(topo, (unsigned)idx[i]);
+        int w = snprintf(buf + used, len - used, "%s%s", i ? "," : "", g ? g->pci_bus_id : "?");
+        if (w < 0 || (size_t)w >= len - used) {
+            buf[used] = '\0';   /* drop the partial entry; the list stays well-formed */
+            break;
+        }
+        used += (size_t)w;
+    }
+    return (int)used;
+}
+
+int ng_current_cpus(hwloc_bitmap_t set)
+{
+    /* Grow the mask until the kernel accepts it (EINVAL = too small). */
+    for (size_t n = 1024; n <= (1u << 20); n *= 4) {
+        cpu_set_t *mask = CPU_ALLOC(n);
+        if (!mask)
+            return -1;
+        size_t size = CPU_ALLOC_SIZE(n);
+        CPU_ZERO_S(size, mask);
+        if (sched_getaffinity(0, size, mask) == 0) {
+            hwloc_bitmap_zero(set);
+            for (size_t i = 0; i < n; i++)
+                if (CPU_ISSET_S(i, size, mask))
+                    hwloc_bitmap_set(set, (unsigned)i);
+            CPU_FREE(mask);
+            return 0;
+        }
+        int e = errno;
+        CPU_FREE(mask);
+        if (e != EINVAL)
+            return -1;
+    }
+    return -1;
 }

@@ -112,7 +112,5 @@ void ng_step_free(ng_step *step);
 int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
                           char *err, size_t errlen);
 
-/** The slurmstepd's own affinity (task/cgroup confines it to the step). */
-int ng_step_own_cpus(hwloc_bitmap_t out);
 
 #endif

@@ -334,16 +334,7 @@ static void real_gpus_label(char *line, size_t len, const int *idx, unsigned n)
     if (!nu)
         return;
     char rest[1024], list[NG_MAX_ARG];
-    size_t used = 0;
-    list[0] = '\0';
-    for (unsigned i = 0; i < n; i++) {
-        const ng_gpu_info *gi = ng_topology_gpu(g_step.topo, (unsigned)idx[i]);
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "",
-                         gi ? gi->pci_bus_id : "?");
-        if (w < 0 || (size_t)w >= sizeof list - used)
-            break;
-        used += (size_t)w;
-    }
+    ng_gpu_list_format(g_step.topo, idx, n, list, sizeof list);
     snprintf(rest, sizeof rest, "%s", nu);
     snprintf(g, len - (size_t)(g - line), " gpus %s%s", n ? list : "none", rest);
 }
@@ -353,7 +344,7 @@ static void real_gpus_label(char *line, size_t len, const int *idx, unsigned n)
 static int keep_cpus_plan(const int *gpus, unsigned ngpus, ng_plan **out, char *err, size_t len)
 {
     hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-    if (!mine || ng_step_own_cpus(mine) < 0) {
+    if (!mine || ng_current_cpus(mine) < 0) {
         hwloc_bitmap_free(mine);
         snprintf(err, len, "cannot read the task's CPU affinity");
         return -1;
@@ -405,16 +396,7 @@ static void report_plan_warnings(uint32_t local)
 static void export_real_gpus(spank_t sp, const int *idx, unsigned n)
 {
     char buf[NG_MAX_ARG];
-    size_t used = 0;
-    buf[0] = '\0';
-    for (unsigned i = 0; i < n; i++) {
-        const ng_gpu_info *g = ng_topology_gpu(g_step.topo, (unsigned)idx[i]);
-        int w = snprintf(buf + used, sizeof buf - used, "%s%s", i ? "," : "",
-                         g ? g->pci_bus_id : "?");
-        if (w < 0 || (size_t)w >= sizeof buf - used)
-            break;
-        used += (size_t)w;
-    }
+    ng_gpu_list_format(g_step.topo, idx, n, buf, sizeof buf);
     spank_setenv(sp, "NUMAGUARD_GPUS", buf, 1);
 }
 

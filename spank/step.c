@@ -23,29 +23,6 @@ static int step_fail(ng_step *step, const char *fmt, ...)
     return -1;
 }
 
-int ng_step_own_cpus(hwloc_bitmap_t out)
-{
-    for (size_t n = 1024; n <= (1u << 20); n *= 4) {
-        cpu_set_t *mask = CPU_ALLOC(n);
-        if (!mask)
-            return -1;
-        size_t size = CPU_ALLOC_SIZE(n);
-        if (sched_getaffinity(0, size, mask) == 0) {
-            hwloc_bitmap_zero(out);
-            for (size_t i = 0; i < n; i++)
-                if (CPU_ISSET_S(i, size, mask))
-                    hwloc_bitmap_set(out, (unsigned)i);
-            CPU_FREE(mask);
-            return 0;
-        }
-        int e = errno;
-        CPU_FREE(mask);
-        if (e != EINVAL)
-            return -1;
-    }
-    return -1;
-}
-
 int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
                           char *err, size_t errlen)
 {
@@ -91,7 +68,7 @@ static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
     }
     int have_cores = in->step_cores && *in->step_cores &&
                      ng_step_cores_to_cpus(step->topo, in->step_cores, cores, err, sizeof err) == 0;
-    int have_own = !step->plan_only && ng_step_own_cpus(own) == 0;
+    int have_own = !step->plan_only && ng_current_cpus(own) == 0;
     hwloc_bitmap_copy(out, ng_topology_allowed_cpus(step->topo));
     if (have_cores && have_own && hwloc_bitmap_intersects(cores, own)) {
         hwloc_bitmap_and(out, out, cores);

@@ -186,13 +186,9 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan)
     printf("%-5s %-28s %-24s %-26s %s\n", "task", "gpus", "cpus", "memory", "threads");
     for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
-        char gpus[256] = "-";
-        size_t used = 0;
-        for (unsigned k = 0; k < tp->n_gpus && used < sizeof(gpus); k++) {
-            int w = snprintf(gpus + used, sizeof(gpus) - used, "%s%s", k ? "," : "",
-                             ng_topology_gpu(topo, (unsigned)tp->gpus[k])->pci_bus_id);
-            used += w > 0 ? (size_t)w : 0;
-        }
+        char gpus[256];
+        if (ng_gpu_list_format(topo, tp->gpus, tp->n_gpus, gpus, sizeof(gpus)) == 0)
+            strcpy(gpus, "-");
         ng_list_format(tp->cpus, cpus, sizeof(cpus));
         ng_list_format(tp->mem_nodes, mems, sizeof(mems));
         char memtxt[600];
