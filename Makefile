@@ -87,6 +87,11 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh tests/demo.sh
 
+# The multi-NUMA VM proof (also part of `make check` via tests/vm/t-vm.sh).
+check-vm: deps
+	@$(MAKE) --no-print-directory all tests
+	@BUILD=$(BUILD) NG_TESTS=t-vm sh tests/run-all.sh
+
 install: all install-man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(PREFIX)/bin/numaguard

@@ -27,6 +27,12 @@ int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
 /** Convert a uint64 node mask (policy) into an hwloc nodeset. */
 void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
 
+/** I/O filters every numaguard topology uses: PCI bridges and devices hwloc
+ *  finds important, and EVERY OS device: hwloc 2.9's "important" filter
+ *  drops DRM nodes (card*, renderD*), the only trace of a GPU whose vendor
+ *  has no runtime plugin. Returns 0 or -1. */
+int ng_hwloc_set_io_filters(hwloc_topology_t hw);
+
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
  *  order, as device file paths under fsroot (gpumap.c; used by gresconf.c). */
 int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,

@@ -381,7 +381,7 @@ int ng_topology_cache_valid(const char *dir, char *why, size_t whylen)
     hwloc_topology_t hw;
     if (hwloc_topology_init(&hw) < 0)
         return ng_fail(why, whylen, "hwloc_topology_init failed"), 0;
-    int ok = hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) == 0 &&
+    int ok = ng_hwloc_set_io_filters(hw) == 0 &&
              ng_topology_cache_use(hw, dir, why, whylen) == 0;
     if (ok && (hwloc_topology_load(hw) < 0 || hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU) <= 0)) {
         ng_fail(why, whylen, "hwloc cannot load the cached XML");

@@ -728,7 +728,7 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
     }
     unsigned long flags = o->include_disallowed ? HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED : 0;
     if (hwloc_topology_set_flags(t->hw, flags) < 0 ||
-        hwloc_topology_set_io_types_filter(t->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
+        ng_hwloc_set_io_filters(t->hw) < 0)
         return ng_fail(err, errlen, "hwloc: cannot set flags/filters: %s", strerror(errno));
     if (o->xml_path && *o->xml_path) {
         if (access(o->xml_path, R_OK) < 0)
@@ -768,7 +768,7 @@ static int hw_load_cache(ng_topology *t, const ng_topology_options *o)
     }
     unsigned long flags = o->include_disallowed ? HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED : 0;
     if (hwloc_topology_set_flags(t->hw, flags) == 0 &&
-        hwloc_topology_set_io_types_filter(t->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) == 0 &&
+        ng_hwloc_set_io_filters(t->hw) == 0 &&
         ng_topology_cache_use(t->hw, o->cache_dir, NULL, 0) == 0 &&
         hwloc_topology_load(t->hw) == 0 && hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_PU) > 0)
         return 1;

@@ -220,3 +220,10 @@ int ng_current_cpus(hwloc_bitmap_t set)
     }
     return -1;
 }
+
+int ng_hwloc_set_io_filters(hwloc_topology_t hw)
+{
+    if (hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
+        return -1;
+    return hwloc_topology_set_type_filter(hw, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+}

@@ -235,7 +235,11 @@ int slurm_spank_user_init(spank_t sp, int argc, char **argv)
     char *cores = NULL;
     char gpus[NG_MAX_ARG + 1], node[256];
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks);
-    spank_get_item(sp, S_STEP_CPUS_PER_TASK, &cpt);
+    /* Slurm reports 1 CPU per task when the user gave no -c: only a real -c
+     * (SLURM_CPUS_PER_TASK in the step env) caps the slices. */
+    char cpt_env[32];
+    if (job_env(sp, "SLURM_CPUS_PER_TASK", cpt_env, sizeof cpt_env))
+        spank_get_item(sp, S_STEP_CPUS_PER_TASK, &cpt);
     if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS)
         cores = NULL;
     ng_step_input in = {0};

@@ -308,7 +308,10 @@ ngc_start() {
     if ngc_port_open "$NGC_PORT"; then
         ngc_log "port $NGC_PORT is busy: set NG_SLURM_PORT_BASE"; return 1
     fi
-    rm -rf "$NGC_DIR/state"/* 
+    # Job ids restart at 1 with a fresh state dir: slurmd must forget the
+    # credentials it revoked for the previous incarnation's jobs (cred_state
+    # in its spool), or a reused job id fails with "Job credential revoked".
+    rm -rf "$NGC_DIR/state"/* "$NGC_DIR/spool"
     "$NGC_SBIN/slurmctld" -D -i -f "$NGC_CONF" >>"$NGC_DIR/log/slurmctld.out" 2>&1 &
     NGC_CTLD_PID=$!
     NGC_SLURMD_PIDS=()

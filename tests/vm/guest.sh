@@ -1,0 +1,376 @@
+#!/bin/sh
+# Runs INSIDE the NUMA test VM (as /ngvm/run.sh, root, host / read-only
+# under a tmpfs overlay). Writes TAP lines without numbers to /ngvm/tap
+# ("ok - ..." / "not ok - ..."); t-vm.sh numbers and prints them.
+# Settings come from /ngvm/env: REPO, BUILD (absolute), FLAVOUR (612|61),
+# PHASES, PLUGIN.
+# Phases:
+#   raw       kernel facts and page placement with numactl/probe only
+#   slurm     slurmctld + slurmd (auth/none) with the two DRM render nodes
+#             as gres GPUs; Slurm's own placement recorded as the baseline
+#   plugin    the numaguard SPANK plugin's placements (needs $BUILD/numaguard.so)
+#   fallback  6.1 kernel: weighted interleave unsupported
+. /ngvm/env
+TAP=/ngvm/tap
+LOG=/ngvm/guest.log
+: >"$TAP"
+exec >>"$LOG" 2>&1
+cd "$REPO" || exit 1
+PROBE=$BUILD/tests/probe            # BUILD is absolute
+PLUGIN=${PLUGIN:-$BUILD/numaguard.so}
+NGS=/tmp/ngs                      # Slurm's files (guest tmpfs)
+NGVM_TMP=/tmp/ngvm; mkdir -p $NGVM_TMP
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+echo "guest: $(uname -r) phases=$PHASES"
+
+ok() { echo "ok - $*" >>"$TAP"; }
+notok() { echo "not ok - $*" >>"$TAP"; }
+skip() { echo "ok - $1 # SKIP $2" >>"$TAP"; }
+diag() { echo "# $*" >>"$TAP"; }
+# check DESC CMD...: ok when CMD succeeds.
+check() { d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# Value of KEY in a probe line ("" when absent).
+kv() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+# Pages on node N of a probe line.
+pg() { kv "$1" pages | cut -d, -f$(($2 + 1)); }
+# The probe line of rank R in a file of srun output.
+rank_line() { grep "^probe .* rank=$2 " "$1" | head -1; }
+# near A B PCT: |A-B| <= PCT% of TOTAL (4th arg).
+near() { awk -v a="$1" -v b="$2" -v p="$3" -v t="$4" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(a!="" && d<=t*p/100)}'; }
+# at_least A PCT TOTAL: A >= PCT% of TOTAL.
+at_least() { awk -v a="$1" -v p="$2" -v t="$3" 'BEGIN{exit !(a!="" && a>=t*p/100)}'; }
+TOTAL=16384                        # 64 MiB / 4 KiB pages
+
+node_cpus() { cat "/sys/devices/system/node/node$1/cpulist"; }
+# The NUMA node of a DRM device file (/dev/dri/renderD128 -> 0 or 1).
+dev_node() { cat "/sys/class/drm/$(basename "$1")/device/numa_node"; }
+dev_bus() { basename "$(readlink -f "/sys/class/drm/$(basename "$1")/device")"; }
+
+# ---------------------------------------------------------------- raw
+phase_raw() {
+    t0=$(uptime_s)
+    check "kernel $FLAVOUR: 3 NUMA nodes online" [ "$(cat /sys/devices/system/node/online)" = 0-2 ]
+    check "node 0 CPUs 0-1, node 1 CPUs 2-3, node 2 CPU-less" \
+        [ "$(node_cpus 0)|$(node_cpus 1)|$(node_cpus 2)" = "0-1|2-3|" ]
+    check "distances 10 20 30 / 20 10 40 / 30 40 10" \
+        [ "$(cat /sys/devices/system/node/node*/distance | tr '\n' ' ')" = "10 20 30 20 10 40 30 40 10 " ]
+    # The GPUs: virtio-gpu behind the expander bridges, reached like a real
+    # GPU from its DRM render node (char dev -> /sys/dev/char -> PCI).
+    for r in /dev/dri/renderD128 /dev/dri/renderD129; do
+        maj=$(stat -c %t "$r"); min=$(stat -c %T "$r")
+        bus=$(basename "$(readlink -f "/sys/dev/char/$((0x$maj)):$((0x$min))/device")")
+        diag "$r -> $bus numa_node $(cat /sys/bus/pci/devices/$bus/numa_node) local_cpulist $(cat /sys/bus/pci/devices/$bus/local_cpulist)"
+    done
+    check "GPU 0000:41:00.0 on node 0 (local_cpulist 0-1)" \
+        [ "$(cat /sys/bus/pci/devices/0000:41:00.0/numa_node) $(cat /sys/bus/pci/devices/0000:41:00.0/local_cpulist)" = "0 0-1" ]
+    check "GPU 0000:81:00.0 on node 1 (local_cpulist 2-3)" \
+        [ "$(cat /sys/bus/pci/devices/0000:81:00.0/numa_node) $(cat /sys/bus/pci/devices/0000:81:00.0/local_cpulist)" = "1 2-3" ]
+    check "both GPUs have a DRM render node" \
+        [ -d /sys/bus/pci/devices/0000:41:00.0/drm ] && [ -d /sys/bus/pci/devices/0000:81:00.0/drm ]
+
+    # The library's own view of this machine (what the plugin will use).
+    if [ -x "$BUILD/numaguard" ]; then
+        "$BUILD/numaguard" topo >$NGVM_TMP/topo.txt 2>&1
+        sed 's/^/#   topo: /' $NGVM_TMP/topo.txt >>"$TAP"
+        check "numaguard topo: GPU 0000:41:00.0 on node 0 (cpus 0-1) and 0000:81:00.0 on node 1 (cpus 2-3)" \
+            eval 'grep -Eq "0000:41:00.0 .*numa 0 +cpus 0-1( |$)" $NGVM_TMP/topo.txt &&
+                  grep -Eq "0000:81:00.0 .*numa 1 +cpus 2-3( |$)" $NGVM_TMP/topo.txt'
+        check "numaguard topo: node 2 is CPU-less" grep -Eq "^ +2 .*no CPUs" $NGVM_TMP/topo.txt
+    fi
+
+    l=$(numactl --cpunodebind=1 --membind=1 "$PROBE" -t raw-bind1)
+    diag "$l"
+    check "raw numactl bind 1: cpus 2-3, policy bind, all pages on node 1 ($(kv "$l" pages))" \
+        [ "$(kv "$l" cpus) $(kv "$l" policy) $(kv "$l" pages)" = "2-3 bind 0,$TOTAL,0" ]
+    l=$(numactl --membind=2 "$PROBE" -t raw-bind2)
+    check "raw numactl bind 2 (memory-only node): all pages on node 2 ($(kv "$l" pages))" \
+        [ "$(kv "$l" pages)" = "0,0,$TOTAL" ]
+    l=$(numactl --interleave=0,1 "$PROBE" -t raw-il01)
+    diag "$l"
+    check "raw interleave 0,1: even split, none on node 2 ($(kv "$l" pages))" \
+        eval 'near "$(pg "$l" 0)" 8192 5 $TOTAL && near "$(pg "$l" 1)" 8192 5 $TOTAL && [ "$(pg "$l" 2)" = 0 ]'
+    l=$(numactl --interleave=all "$PROBE" -t raw-ilall)
+    check "raw interleave all: thirds ($(kv "$l" pages))" \
+        eval 'near "$(pg "$l" 0)" 5461 5 $TOTAL && near "$(pg "$l" 1)" 5461 5 $TOTAL && near "$(pg "$l" 2)" 5461 5 $TOTAL'
+    l=$(numactl --preferred-many=1,2 "$PROBE" -t raw-pm)
+    check "raw preferred-many 1,2: policy preferred_many, pages on node 1 ($(kv "$l" pages))" \
+        eval '[ "$(kv "$l" policy)" = preferred_many ] && at_least "$(pg "$l" 1)" 99 $TOTAL'
+    wi=/sys/kernel/mm/mempolicy/weighted_interleave
+    if [ "$FLAVOUR" = 612 ]; then
+        echo 3 >$wi/node0 && echo 1 >$wi/node1
+        l=$("$PROBE" -t raw-w -w 0-1)
+        diag "$l"
+        check "raw weighted 0-1 with weights 3:1: 75%/25% ($(kv "$l" pages))" \
+            eval '[ "$(kv "$l" setpolicy)" = ok ] && near "$(pg "$l" 0)" 12288 5 $TOTAL && near "$(pg "$l" 1)" 4096 5 $TOTAL && [ "$(pg "$l" 2)" = 0 ]'
+    else
+        l=$("$PROBE" -t raw-w -w 0-1)
+        diag "$l"
+        check "raw weighted on $FLAVOUR: set_mempolicy fails with EINVAL, no weights in sysfs" \
+            eval '[ "$(kv "$l" setpolicy)" = EINVAL ] && [ ! -e $wi ]'
+    fi
+    diag "raw phase $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s"
+}
+
+# ---------------------------------------------------------------- slurm
+# Render nodes sorted by PCI bus id: gres GPU index i = i-th GPU in bus
+# order, as an admin lists them (the DRM minors come in another order).
+gres_files() {
+    for r in /dev/dri/renderD*; do echo "$(dev_bus "$r") $r"; done | sort | cut -d' ' -f2
+}
+
+slurm_conf() {
+    mkdir -p $NGS/state $NGS/spool
+    chmod 755 $NGS
+    cat >$NGS/slurm.conf <<EOF
+ClusterName=ngvm
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=16817
+SlurmdPort=16818
+AuthType=auth/none
+CredType=cred/none
+StateSaveLocation=$NGS/state
+SlurmdSpoolDir=$NGS/spool
+SlurmctldPidFile=$NGS/slurmctld.pid
+SlurmdPidFile=$NGS/slurmd.pid
+SlurmctldLogFile=$NGS/slurmctld.log
+SlurmdLogFile=$NGS/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+MailProg=/bin/true
+EnforcePartLimits=ALL
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+PlugStackConfig=$NGS/plugstack.conf
+GresTypes=gpu
+NodeName=vm NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=4 Boards=1 SocketsPerBoard=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1500 Gres=gpu:2 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+EOF
+    : >$NGS/gres.conf
+    for f in $(gres_files); do echo "Name=gpu File=$f" >>$NGS/gres.conf; done
+    : >$NGS/plugstack.conf
+    # No systemd/dbus in the guest: slurmd makes its cgroup v2 scope itself.
+    printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' >$NGS/cgroup.conf
+    export SLURM_CONF=$NGS/slurm.conf
+}
+
+# Wait (up to 30 s of guest time) until the node is idle.
+wait_idle() {
+    end=$(awk -v u="$(uptime_s)" 'BEGIN{print int(u) + 30}')
+    while [ "$(sinfo -h -N -o %t 2>/dev/null)" != idle ]; do
+        [ "$(uptime_s | cut -d. -f1)" -lt "$end" ] || return 1
+        sleep 0.1
+    done
+}
+
+slurm_start() {
+    ip link set lo up
+    # getaddrinfo(AI_ADDRCONFIG) needs a non-loopback address (module in initramfs).
+    ip link add ngdummy type dummy && ip addr add 10.254.0.1/24 dev ngdummy && ip link set ngdummy up
+    hostname vm
+    # IgnoreSystemd: slurmd creates its scope under an existing system.slice.
+    mkdir -p /sys/fs/cgroup/system.slice
+    echo "+cpuset +cpu +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    slurm_conf
+    slurmctld -D -i -f $NGS/slurm.conf >$NGS/slurmctld.out 2>&1 &
+    CTLD=$!
+    i=0
+    until (echo >/dev/tcp/127.0.0.1/16817) 2>/dev/null; do
+        i=$((i + 1)); [ $i -gt 300 ] && return 1; sleep 0.1
+    done
+    slurmd -D -N vm -f $NGS/slurm.conf >$NGS/slurmd.out 2>&1 &
+    SLURMD=$!
+    wait_idle
+}
+
+slurm_stop() {
+    [ -n "${SLURMD:-}" ] || return 0
+    wait_idle
+    kill "$SLURMD" "$CTLD" 2>/dev/null
+    sleep 1
+    kill -9 "$SLURMD" "$CTLD" 2>/dev/null
+    SLURMD=
+}
+
+# run NAME SRUN-ARGS...: srun the probe, output in $NGS/NAME.out/.err,
+# exit status in $NGS/NAME.rc; prints the probe lines into the diagnostics.
+run() {
+    n=$1; shift
+    wait_idle
+    t=$(uptime_s)
+    srun "$@" "$PROBE" -t "$n" >$NGS/$n.out 2>$NGS/$n.err
+    echo $? >$NGS/$n.rc
+    diag "srun $* ($(awk -v a="$t" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s, rc $(cat $NGS/$n.rc))"
+    sed 's/^/#   /' $NGS/$n.out >>"$TAP"
+    grep -i numaguard $NGS/$n.err | head -6 | sed 's/^/#   err: /' >>"$TAP"
+}
+
+phase_slurm() {
+    t0=$(uptime_s)
+    if ! slurm_start; then
+        notok "slurmctld + slurmd start in the VM"
+        tail -n 20 $NGS/*.log $NGS/*.out | sed 's/^/#   /' >>"$TAP"
+        return 1
+    fi
+    ok "slurmctld + slurmd start in the VM ($(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s)"
+    diag "gres.conf: $(tr '\n' ' ' <$NGS/gres.conf)"
+    check "gres.conf lists the render node of 0000:41:00.0 first" \
+        [ "$(dev_bus "$(gres_files | head -1)")" = 0000:41:00.0 ]
+    run base-gpu -n 2 --gpus-per-task=1
+    check "Slurm alone: srun -n 2 --gpus-per-task=1 gives each task its own GPU" \
+        eval '[ "$(cat $NGS/base-gpu.rc)" = 0 ] && [ "$(grep -c "^probe " $NGS/base-gpu.out)" = 2 ]'
+    # What Slurm alone does when the GPUs are swapped (for the record: its
+    # task/affinity binding does not follow map_gpu).
+    run base-swap -n 2 --gpus-per-task=1 --gpu-bind=map_gpu:1,0
+    run base-cpu -n 2
+    check "Slurm alone: srun -n 2 runs 2 tasks" [ "$(grep -c '^probe ' $NGS/base-cpu.out)" = 2 ]
+}
+
+# ---------------------------------------------------------------- plugin
+# The node (0/1) a task's GPU is on, from Slurm's env: gres index ->
+# gres.conf File= -> /sys/class/drm/.../device/numa_node.
+task_gpu_node() {
+    idx=$(kv "$1" env.CUDA_VISIBLE_DEVICES)
+    [ -n "$idx" ] || idx=$(kv "$1" env.SLURM_STEP_GPUS)
+    case "$idx" in *[!0-9]*|"") echo -1; return ;; esac
+    f=$(sed -n "$((idx + 1))s/.*File=//p" $NGS/gres.conf)
+    dev_node "$f"
+}
+
+# Assertions for a GPU run with a memory policy that keeps pages local.
+check_local_run() { # NAME LABEL POLICY-REGEX
+    f=$NGS/$1.out want_pol=$3    # check's eval sees check's own $1..$n
+    [ "$(cat $NGS/$1.rc)" = 0 ] || { notok "$2: srun failed (rc $(cat $NGS/$1.rc))"; return; }
+    for r in 0 1; do
+        l=$(rank_line "$f" $r)
+        nd=$(task_gpu_node "$l")
+        check "$2: rank $r (GPU on node $nd) cpus $(kv "$l" cpus) = node $nd CPUs, policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages)" \
+            eval '[ "$nd" -ge 0 ] && [ "$(kv "$l" cpus)" = "$(node_cpus $nd)" ] &&
+                  [ "$(kv "$l" polnodes)" = "$nd" ] && kv "$l" policy | grep -Eqx "$want_pol" &&
+                  at_least "$(pg "$l" $nd)" 99 $TOTAL'
+    done
+}
+
+plugin_on() {
+    echo "required $PLUGIN verbose gres_conf=$NGS/gres.conf $*" >$NGS/plugstack.conf
+}
+
+phase_plugin() {
+    if [ ! -f "$PLUGIN" ]; then
+        for d in "local: tasks bound near their GPU" "local with --gpu-bind=map_gpu:1,0" \
+            "prefer" "interleave" "interleave,cpuless" "weighted 3:1" "none" "CPU-only tasks"; do
+            notok "plugin: $d # TODO $PLUGIN not built yet"
+        done
+        return
+    fi
+    [ -n "${SLURMD:-}" ] || { notok "plugin phase needs Slurm"; return; }
+    plugin_on
+    run local -n 2 --gpus-per-task=1 --numa-policy=local --omp-guard
+    check_local_run local "local" bind
+    for r in 0 1; do
+        l=$(rank_line $NGS/local.out $r)
+        check "local --omp-guard: rank $r OMP_NUM_THREADS=$(kv "$l" env.OMP_NUM_THREADS)" \
+            [ "$(kv "$l" env.OMP_NUM_THREADS)" = 2 ]
+    done
+    n0=$(task_gpu_node "$(rank_line $NGS/local.out 0)")
+    run swap -n 2 --gpus-per-task=1 --gpu-bind=map_gpu:1,0 --numa-policy=local --omp-guard
+    check_local_run swap "local, map_gpu:1,0" bind
+    s0=$(task_gpu_node "$(rank_line $NGS/swap.out 0)")
+    check "map_gpu:1,0 swaps the GPUs: rank 0 node $n0 -> $s0" [ "$n0" != "$s0" ] 
+    for r in 0 1; do
+        l=$(rank_line $NGS/swap.out $r)
+        check "map_gpu --omp-guard: rank $r OMP_NUM_THREADS=$(kv "$l" env.OMP_NUM_THREADS)" \
+            [ "$(kv "$l" env.OMP_NUM_THREADS)" = 2 ]
+    done
+
+    # The same with Slurm's -c given: each task owns a whole node's cores.
+    run local-c2 -n 2 -c 2 --gpus-per-task=1 --numa-policy=local --omp-guard
+    check_local_run local-c2 "local -c 2" bind
+    for r in 0 1; do
+        l=$(rank_line $NGS/local-c2.out $r)
+        check "local -c 2 --omp-guard: rank $r OMP_NUM_THREADS=$(kv "$l" env.OMP_NUM_THREADS)" \
+            [ "$(kv "$l" env.OMP_NUM_THREADS)" = 2 ]
+    done
+
+    run prefer -n 2 --gpus-per-task=1 --numa-policy=prefer
+    check_local_run prefer "prefer" 'preferred(_many)?'
+
+    run il -n 2 --gpus-per-task=1 --numa-policy=interleave
+    for r in 0 1; do
+        l=$(rank_line $NGS/il.out $r)
+        check "interleave: rank $r policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages) even over 0,1, none on 2" \
+            eval '[ "$(kv "$l" policy) $(kv "$l" polnodes)" = "interleave 0-1" ] &&
+                  near "$(pg "$l" 0)" 8192 5 $TOTAL && near "$(pg "$l" 1)" 8192 5 $TOTAL && [ "$(pg "$l" 2)" = 0 ]'
+    done
+    run ilc -n 2 --gpus-per-task=1 --numa-policy=interleave,cpuless
+    for r in 0 1; do
+        l=$(rank_line $NGS/ilc.out $r)
+        check "interleave,cpuless: rank $r policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages) in thirds" \
+            eval '[ "$(kv "$l" policy) $(kv "$l" polnodes)" = "interleave 0-2" ] &&
+                  near "$(pg "$l" 0)" 5461 5 $TOTAL && near "$(pg "$l" 1)" 5461 5 $TOTAL && near "$(pg "$l" 2)" 5461 5 $TOTAL'
+    done
+
+    if [ "$FLAVOUR" = 612 ]; then
+        wi=/sys/kernel/mm/mempolicy/weighted_interleave
+        echo 3 >$wi/node0 && echo 1 >$wi/node1
+        run wt -n 2 --gpus-per-task=1 --numa-policy=weighted
+        for r in 0 1; do
+            l=$(rank_line $NGS/wt.out $r)
+            check "weighted (sysfs 3:1): rank $r policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages) = 75%/25%" \
+                eval '[ "$(kv "$l" policy) $(kv "$l" polnodes)" = "weighted_interleave 0-1" ] &&
+                      near "$(pg "$l" 0)" 12288 5 $TOTAL && near "$(pg "$l" 1)" 4096 5 $TOTAL && [ "$(pg "$l" 2)" = 0 ]'
+        done
+    fi
+
+    # none: exactly what Slurm alone gave (the baseline run, same request).
+    run none -n 2 --gpus-per-task=1 --numa-policy=none
+    for r in 0 1; do
+        l=$(rank_line $NGS/none.out $r); b=$(rank_line $NGS/base-gpu.out $r)
+        check "none: rank $r cpus $(kv "$l" cpus) policy $(kv "$l" policy) = Slurm's own ($(kv "$b" cpus) $(kv "$b" policy))" \
+            eval '[ -n "$l" ] && [ "$(kv "$l" cpus)|$(kv "$l" policy)|$(kv "$l" polnodes)" = "$(kv "$b" cpus)|$(kv "$b" policy)|$(kv "$b" polnodes)" ]'
+    done
+
+    run cpu -n 2 --numa-policy=local
+    l0=$(rank_line $NGS/cpu.out 0); l1=$(rank_line $NGS/cpu.out 1)
+    c0=$(kv "$l0" cpus); c1=$(kv "$l1" cpus)
+    check "CPU-only srun -n 2: one task per CPU node (cpus $c0 | $c1)" \
+        eval '{ [ "$c0|$c1" = "$(node_cpus 0)|$(node_cpus 1)" ] || [ "$c0|$c1" = "$(node_cpus 1)|$(node_cpus 0)" ]; }'
+}
+
+# ---------------------------------------------------------------- fallback
+phase_fallback() {
+    if [ ! -f "$PLUGIN" ]; then
+        notok "fallback: weighted -> interleave + warning # TODO $PLUGIN not built yet"
+        notok "fallback: weighted,strict fails the task # TODO $PLUGIN not built yet"
+        return
+    fi
+    [ -n "${SLURMD:-}" ] || { notok "fallback phase needs Slurm"; return; }
+    plugin_on
+    run fb -n 2 --gpus-per-task=1 --numa-policy=weighted
+    for r in 0 1; do
+        l=$(rank_line $NGS/fb.out $r)
+        check "6.1 weighted falls back: rank $r policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages) even" \
+            eval '[ "$(kv "$l" policy) $(kv "$l" polnodes)" = "interleave 0-1" ] &&
+                  near "$(pg "$l" 0)" 8192 5 $TOTAL && near "$(pg "$l" 1)" 8192 5 $TOTAL'
+    done
+    check "6.1 weighted: a warning names the fallback" \
+        grep -Eiq 'weighted.*interleave|interleave.*weighted' $NGS/fb.err
+    run fbs -n 2 --gpus-per-task=1 --numa-policy=weighted,strict
+    check "6.1 weighted,strict: the step fails (rc $(cat $NGS/fbs.rc)), no task ran the probe" \
+        eval '[ "$(cat $NGS/fbs.rc)" != 0 ] && ! grep -q "^probe " $NGS/fbs.out'
+}
+
+echo "started $(uptime_s)" >/ngvm/guest-started
+for p in $PHASES; do
+    "phase_$p"
+done
+slurm_stop
+diag "guest done at $(uptime_s)s uptime"
+sync
