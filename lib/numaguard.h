@@ -41,6 +41,8 @@ extern "C" {
 #define NG_BUSID_LEN 16
 /** Largest NUMA node OS index a policy may name. */
 #define NG_MAX_NUMA_OS_INDEX 4095
+/** Largest PU OS index a topology may have (Linux NR_CPUS is at most 8192). */
+#define NG_MAX_PU_OS_INDEX ((1 << 20) - 1)
 /** Largest explicit thread count for --omp-guard=N. */
 #define NG_MAX_THREADS 65536
 /** Most GPUs a node may have (MI300A CPX has 24; leave room). */

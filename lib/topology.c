@@ -801,7 +801,33 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
     t->this_system = xml ? xml_matches_sysfs(t->hw, t->fsroot) : 1;
     t->allowed = hwloc_bitmap_dup(o->include_disallowed ? hwloc_topology_get_topology_cpuset(t->hw)
                                                         : hwloc_topology_get_allowed_cpuset(t->hw));
-    if (!t->allowed || build_numa(t, o) < 0 || build_distances(t) < 0 || build_gpus(t) < 0) {
+    /* Indices bound every bitmap numaguard builds: an XML may leave a NUMA
+     * node without os_index (hwloc then says 2^32-1) or claim absurd PUs. */
+    hwloc_obj_t node = NULL;
+    while ((node = hwloc_get_next_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, node)) != NULL)
+        if (node->os_index > NG_MAX_NUMA_OS_INDEX) {
+            unsigned bad = node->os_index;
+            ng_topology_free(t);
+            return ng_fail(err, errlen, "invalid topology: NUMA node index %u out of range "
+                                        "(0-%d)", bad, NG_MAX_NUMA_OS_INDEX);
+        }
+    if (hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(t->hw)) > NG_MAX_PU_OS_INDEX) {
+        ng_topology_free(t);
+        return ng_fail(err, errlen, "invalid topology: a PU index is above %d", NG_MAX_PU_OS_INDEX);
+    }
+    if (!t->allowed || build_numa(t, o) < 0) {
+        ng_topology_free(t);
+        return ng_fail(err, errlen, "out of memory while building the topology view");
+    }
+    /* hwloc accepts an XML that numbers two NUMA nodes alike (found by
+     * fuzzing); lookups by OS index would then be ambiguous. */
+    for (unsigned k = 1; k < t->n_numa; k++)
+        if (t->numa[k].os_index == t->numa[k - 1].os_index) {
+            unsigned dup = t->numa[k].os_index;
+            ng_topology_free(t);
+            return ng_fail(err, errlen, "invalid topology: two NUMA nodes are numbered %u", dup);
+        }
+    if (build_distances(t) < 0 || build_gpus(t) < 0) {
         ng_topology_free(t);
         return ng_fail(err, errlen, "out of memory while building the topology view");
     }

@@ -18,6 +18,7 @@
 #include "ng_spank.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -28,31 +29,44 @@ typedef struct slot {
     int gpus[NG_MAX_GPUS];
 } slot;
 
+/* The shared page holds only what tasks write. Its size and the task count
+ * stay in private memory: the tasks run as the user and can write the
+ * page, and slurmstepd (root) must never take a length from it. */
+typedef struct shared {
+    atomic_uint arrived;
+    slot slots[];
+} shared;
+
 struct ng_exchange {
     size_t bytes;
     unsigned ntasks;
-    atomic_uint arrived;
-    slot slots[];
+    shared *page;
 };
 
 ng_exchange *ng_exchange_create(unsigned ntasks)
 {
     if (ntasks == 0 || ntasks > 4096)
         return NULL;
-    size_t bytes = sizeof(ng_exchange) + (size_t)ntasks * sizeof(slot);
-    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    ng_exchange *x = calloc(1, sizeof(*x));
+    if (!x)
         return NULL;
-    ng_exchange *x = mem;   /* zero-filled by the kernel */
-    x->bytes = bytes;
+    x->bytes = sizeof(shared) + (size_t)ntasks * sizeof(slot);
     x->ntasks = ntasks;
+    void *mem = mmap(NULL, x->bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        free(x);
+        return NULL;
+    }
+    x->page = mem;   /* zero-filled by the kernel */
     return x;
 }
 
 void ng_exchange_destroy(ng_exchange *x)
 {
-    if (x)
-        munmap(x, x->bytes);
+    if (!x)
+        return;
+    munmap(x->page, x->bytes);
+    free(x);
 }
 
 int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
@@ -60,29 +74,37 @@ int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
 {
     if (!x || local >= x->ntasks)
         return 0;
-    slot *s = &x->slots[local];
+    slot *s = &x->page->slots[local];
     s->n = gpus && n <= NG_MAX_GPUS ? n : 0;
     if (s->n)
         memcpy(s->gpus, gpus, s->n * sizeof(int));
     atomic_store(&s->state, gpus ? 1 : 2);
-    atomic_fetch_add(&x->arrived, 1);
+    atomic_fetch_add(&x->page->arrived, 1);
     const struct timespec nap = {0, 200 * 1000};   /* 0.2 ms */
     for (unsigned waited_us = 0; waited_us < timeout_ms * 1000u; waited_us += 200) {
-        if (atomic_load(&x->arrived) >= x->ntasks)
+        if (atomic_load(&x->page->arrived) >= x->ntasks)
             return 1;
         nanosleep(&nap, NULL);
     }
-    return atomic_load(&x->arrived) >= x->ntasks;
+    return atomic_load(&x->page->arrived) >= x->ntasks;
 }
 
-int ng_exchange_gpus(const ng_exchange *x, unsigned task, const int **gpus, unsigned *n)
+int ng_exchange_gpus(const ng_exchange *x, unsigned task, unsigned ngpus_max,
+                     int *gpus, unsigned *n)
 {
     if (!x || task >= x->ntasks)
         return 0;
-    const slot *s = &x->slots[task];
+    const slot *s = &x->page->slots[task];
     if (atomic_load((atomic_int *)&s->state) != 1)
         return 0;
-    *gpus = s->gpus;
-    *n = s->n;
+    /* Another task (same user) wrote this: copy once, then check the copy. */
+    unsigned k = s->n;
+    if (k > NG_MAX_GPUS)
+        return 0;
+    memcpy(gpus, s->gpus, k * sizeof(int));
+    for (unsigned i = 0; i < k; i++)
+        if (gpus[i] < 0 || (unsigned)gpus[i] >= ngpus_max)
+            return 0;
+    *n = k;
     return 1;
 }

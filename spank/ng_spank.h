@@ -54,8 +54,11 @@ void ng_exchange_destroy(ng_exchange *x);
  *  @p timeout_ms for every task; 1 if all arrived. */
 int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
                     unsigned timeout_ms);
-/** Task @p task's published GPUs; 0 if it published none or is unknown. */
-int ng_exchange_gpus(const ng_exchange *x, unsigned task, const int **gpus, unsigned *n);
+/** Copy task @p task's published GPUs into @p gpus (room for NG_MAX_GPUS);
+ *  0 if it published none, or a list that is not valid GPU indices below
+ *  @p ngpus_max (the page is writable by the user's tasks). */
+int ng_exchange_gpus(const ng_exchange *x, unsigned task, unsigned ngpus_max,
+                     int *gpus, unsigned *n);
 
 /** Everything the step needs on this node, computed once in user_init. */
 typedef struct ng_step {

@@ -436,11 +436,13 @@ static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_p
         return 0;
     }
     const ng_task_plan *pred;
+    int theirs[NG_MAX_GPUS];
+    unsigned ngpu = ng_topology_gpu_count(g_step.topo);
     for (unsigned t = 0; t < nt; t++) {
-        const int *g;
+        const int *g = theirs;
         unsigned k;
         pred = ng_plan_task(g_step.plan, t);
-        if (!ng_exchange_gpus(g_step.exchange, t, &g, &k) ||
+        if (!ng_exchange_gpus(g_step.exchange, t, ngpu, theirs, &k) ||
             same_list(g_step.step_gpus, g_step.n_step_gpus, g, k)) {
             g = pred->gpus;
             k = pred->n_gpus;

@@ -5,7 +5,8 @@ set -e
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
 libslurm-dev slurmctld slurmd slurm-client munge python3
 debhelper dpkg-dev groff-base
-qemu-system-x86 busybox-static zstd xz-utils iproute2"
+qemu-system-x86 busybox-static zstd xz-utils iproute2
+clang libclang-rt-14-dev valgrind"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

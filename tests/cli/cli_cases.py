@@ -200,6 +200,8 @@ for args, needle in [
     (["plan", "--tasks", "1", "--cpus", "3-1"], "--cpus"),
     (["topo", "--topology", "/nonexistent.xml"], "cannot load topology /nonexistent.xml"),
     (["frobnicate"], "unknown command"),
+    (["topo", "--topology", "tests/fuzz/crashes/fuzz_topology_xml-duplicate-numa-os-index.xml"],
+     "two NUMA nodes are numbered 2"),
 ]:
     rc, out, err = run(*args)
     lines = err.strip().splitlines()

@@ -2,13 +2,14 @@
 # numaguard as an admin installs it and a user runs it: build the .debs
 # (dpkg-buildpackage), unpack them into a clean root (dpkg -x), check the
 # files, run the installed CLI and man pages, load the INSTALLED plugin in a
-# real private Slurm (tests/slurm/cluster.sh, ports 46817+) and run jobs;
+# real private Slurm (tests/slurm/cluster.sh, free ports from 36817 up) and run jobs;
 # and `numaguard exec` under a real srun (ranks from SLURM_LOCALID and
 # SLURM_STEP_TASKS_PER_NODE).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
-export NG_SLURM_PORT_BASE=${NG_USERS_PORT_BASE:-46817}
+# Ports: the first free block (cluster.sh), or NG_USERS_PORT_BASE.
+[ -n "${NG_USERS_PORT_BASE:-}" ] && export NG_SLURM_PORT_BASE=$NG_USERS_PORT_BASE
 
 command -v dpkg-buildpackage >/dev/null && dpkg -s debhelper >/dev/null 2>&1 ||
     ngt_skip_all "needs dpkg-dev and debhelper (Debian packages) for the .deb build"

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Every libFuzzer target in tests/fuzz/ (fuzz_*.c), briefly: builds them
+# with clang (-fsanitize=fuzzer,address,undefined) into $FUZZ_BUILD (default
+# $BUILD-fuzz), replays the seed corpora and saved reproducers, then fuzzes
+# each for FUZZ_CHECK_SECONDS (default 15) two at a time. One TAP line per
+# target with its exec count; any crash, sanitizer report, leak or broken
+# invariant fails it (reproducer under $FUZZ_BUILD/crashes/). The long run
+# is `make fuzz` (docs/hardening.md).
+BUILD=${BUILD:-build}
+FUZZ_BUILD=${FUZZ_BUILD:-$BUILD-fuzz}
+secs=${FUZZ_CHECK_SECONDS:-15}
+cd "$(dirname "$0")/../.." || exit 2
+targets=$(ls tests/fuzz/fuzz_*.c | sed 's|.*/||; s|\.c$||')
+count=$(echo "$targets" | wc -w)
+cc=$(command -v clang || command -v clang-14 || command -v clang-15 || command -v clang-16)
+if [ -z "$cc" ] || ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
+        "$cc" -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
+    echo "1..1"
+    echo "ok 1 # SKIP clang with the libFuzzer runtime is not installed (Debian: clang libclang-rt-14-dev)"
+    exit 0
+fi
+echo "1..$((count + 1))"
+log=$(mktemp)
+if make --no-print-directory -s FUZZ_BUILD="$FUZZ_BUILD" FUZZ_CC="$cc" -j2 fuzz-build >"$log" 2>&1; then
+    echo "ok 1 - $count fuzzers built with $("$cc" --version | head -1)"
+else
+    echo "not ok 1 - fuzzers do not build"
+    tail -20 "$log" | sed 's/^/# /'
+    rm -f "$log"
+    exit 1
+fi
+rm -f "$log"
+jobs=$(nproc 2>/dev/null || echo 2)
+[ "$jobs" -gt 2 ] && jobs=2
+# shellcheck disable=SC2086
+FUZZ_BUILD=$FUZZ_BUILD FUZZ_TAP_OFFSET=1 sh tests/fuzz/run-fuzzers.sh "$secs" "$jobs" $targets
