@@ -2,6 +2,7 @@
  * policy (raw set_mempolicy, with kernel-version fallbacks), thread variables
  * and the NUMAGUARD_* report variables; plus the one-line verbose report. */
 #include "internal.h"
+#include "testhooks.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -41,11 +42,14 @@ static long ng_sys_set_mempolicy(int mode, const unsigned long *mask, unsigned l
     return syscall(SYS_set_mempolicy, mode, mask, maxnode);
 }
 
-/* Test seam: tests/unit/test_apply.c replaces this to simulate old kernels
- * (EINVAL for modes 5 and 6) and EPERM. Declared here, not in a header, on
- * purpose: it is not API. Must return -1 with errno set on failure. */
+/* Test seams (lib/testhooks.h, not API): tests/unit/test_apply.c replaces
+ * set_mempolicy to simulate old kernels (EINVAL for modes 5 and 6) and
+ * EPERM; the plugin's test_fault= argument replaces both (spank/faults.c).
+ * Must return -1 with errno set on failure. */
 long (*ng_apply_set_mempolicy_fn)(int mode, const unsigned long *mask,
                                   unsigned long maxnode) = ng_sys_set_mempolicy;
+int (*ng_apply_sched_setaffinity_fn)(pid_t pid, size_t size,
+                                     const cpu_set_t *mask) = sched_setaffinity;
 
 /* ---------------------------------------------------------------- */
 /* CPU affinity                                                       */
@@ -68,13 +72,16 @@ static int set_affinity(hwloc_const_cpuset_t set, char *err, size_t errlen)
     hwloc_bitmap_foreach_begin(i, set)
         CPU_SET_S(i, size, mask);
     hwloc_bitmap_foreach_end();
-    int rc = sched_setaffinity(0, size, mask);
+    int rc = ng_apply_sched_setaffinity_fn(0, size, mask);
     int e = errno;
     CPU_FREE(mask);
     if (rc != 0) {
         char list[128];
         if (ng_list_format(set, list, sizeof list) < 0)
             ng_strlcpy(list, "(long list)", sizeof list);
+        if (e == EINVAL)   /* no allowed online CPU in the mask */
+            return ng_fail(err, errlen, "sched_setaffinity(%s) refused (EINVAL): CPUs offline "
+                           "or outside the task's cpuset? affinity not changed", list);
         return ng_fail(err, errlen, "sched_setaffinity(%s) failed: %s", list, strerror(e));
     }
     return 0;
@@ -140,6 +147,13 @@ static int mempolicy_error(int e, const char *what, hwloc_const_bitmap_t nodes,
         return ng_fail(err, errlen,
                        "set_mempolicy(%s:%s) refused (EPERM): a container without "
                        "CAP_SYS_NICE? memory policy not applied", what, list);
+    /* EINVAL after the mode fallbacks: the nodes, not the mode, were refused
+     * (outside cpuset.mems, offline) or the kernel predates the mode. */
+    if (e == EINVAL)
+        return ng_fail(err, errlen,
+                       "set_mempolicy(%s:%s) refused (EINVAL): nodes outside the task's "
+                       "cpuset.mems or a kernel without this mode? memory policy not applied",
+                       what, list);
     return ng_fail(err, errlen, "set_mempolicy(%s:%s) failed: %s", what, list, strerror(e));
 }
 

@@ -1,6 +1,7 @@
 /* Topology: load hwloc (live or XML), build the NUMA and GPU views.
  * Rules and their reasons are in docs/topology.md. */
 #include "internal.h"
+#include "testhooks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -406,12 +407,21 @@ static int numa_fill_cpus(ng_topology *t)
     return 0;
 }
 
+static hwloc_obj_t next_numa(hwloc_topology_t hw, hwloc_obj_t prev)
+{
+    return hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, prev);
+}
+
+/* Test seam (lib/testhooks.h): the plugin's test_fault=no_numa hides every
+ * NUMA node here to simulate hwloc finding none. */
+hwloc_obj_t (*ng_topology_next_numa_fn)(hwloc_topology_t hw, hwloc_obj_t prev) = next_numa;
+
 static int build_numa(ng_topology *t, const ng_topology_options *o)
 {
     unsigned cap = 0;
     int hbm = cpu_has_hbm(t->hw);
     hwloc_obj_t obj = NULL;
-    while ((obj = hwloc_get_next_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, obj)) != NULL)
+    while ((obj = ng_topology_next_numa_fn(t->hw, obj)) != NULL)
         if (numa_add_hwloc(t, &cap, obj, hbm) < 0)
             return -1;
     if (t->this_system) {
@@ -818,6 +828,15 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
     if (!t->allowed || build_numa(t, o) < 0) {
         ng_topology_free(t);
         return ng_fail(err, errlen, "out of memory while building the topology view");
+    }
+    /* hwloc >= 2 reports at least one NUMA node on every machine (a non-NUMA
+     * one included), so none means broken discovery (sysfs hidden or
+     * damaged, a hand-made XML): nothing to place memory on, and CPU
+     * placement from the same discovery is not to be trusted either. */
+    if (t->n_numa == 0) {
+        ng_topology_free(t);
+        return ng_fail(err, errlen, "invalid topology: hwloc found no NUMA node "
+                                    "(damaged sysfs or XML?)");
     }
     /* hwloc accepts an XML that numbers two NUMA nodes alike (found by
      * fuzzing); lookups by OS index would then be ambiguous. */

@@ -13,6 +13,31 @@
 #define PATH_MAX 4096
 #endif
 
+/** Failure points the admin's test_fault=POINT argument injects (tests
+ *  only; spank/faults.c, docs/hardening.md). */
+typedef enum ng_fault {
+    NG_FAULT_NONE = 0,
+    NG_FAULT_MEMPOLICY_EINVAL,   /**< set_mempolicy fails with EINVAL */
+    NG_FAULT_MEMPOLICY_EPERM,    /**< set_mempolicy fails with EPERM */
+    NG_FAULT_AFFINITY_EINVAL,    /**< sched_setaffinity fails with EINVAL */
+    NG_FAULT_TOPOLOGY_LOAD,      /**< the topology load fails as if hwloc failed */
+    NG_FAULT_NO_NUMA,            /**< hwloc reports no NUMA node */
+    NG_FAULT_GPU_LOOKUP          /**< identifying the task's GPUs fails */
+} ng_fault;
+
+/** POINT name -> fault; -1 if unknown. */
+int ng_fault_parse(const char *name, ng_fault *out);
+/** "mempolicy_einval", ...; "none" for NG_FAULT_NONE. */
+const char *ng_fault_name(ng_fault fault);
+/** In the task, before ng_apply_task: replace the syscall seams for a
+ *  syscall fault (no effect for other faults). */
+void ng_fault_arm_syscalls(ng_fault fault);
+/** ng_topology_load, failing as @p fault says (topology_load, no_numa). */
+int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,
+                           char *err, size_t errlen);
+/** The injected GPU lookup failure as an error line; returns -1. */
+int ng_fault_gpu_lookup(char *err, size_t errlen);
+
 /** plugstack.conf arguments, parsed once per process in slurm_spank_init. */
 typedef struct ng_spank_conf {
     int disabled;                    /**< malformed args: the plugin does nothing */
@@ -31,6 +56,7 @@ typedef struct ng_spank_conf {
     char fsroot[PATH_MAX];           /**< "" = "/" */
     char gres_conf[PATH_MAX];        /**< "" = beside SLURM_CONF, else /etc/slurm */
     char cache_dir[PATH_MAX];        /**< topology cache; "" = off (topology_cache=off) */
+    ng_fault test_fault;             /**< test_fault=POINT (tests only); NONE in production */
 } ng_spank_conf;
 
 /** Parse plugstack.conf argv into @p conf. On a bad argument, conf->disabled

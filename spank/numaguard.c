@@ -122,6 +122,9 @@ int slurm_spank_init(spank_t sp, int argc, char **argv)
         slurm_error("numaguard: plugstack.conf: %s; plugin disabled", g_conf.disabled_why);
         g_conf_logged = 1;
     }
+    if (ctx == S_CTX_REMOTE && g_conf.test_fault != NG_FAULT_NONE)
+        slurm_info("numaguard: test_fault=%s armed (plugstack.conf): for tests only",
+                   ng_fault_name(g_conf.test_fault));
     /* Register even when disabled: users' scripts with the options keep working. */
     if (spank_option_register(sp, &opt_policy) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS)
@@ -306,6 +309,8 @@ static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen
     *n = 0;
     if (!p[0] && !p[1] && !p[2] && !p[3] && !p[4] && !p[5])
         return 0;
+    if (g_conf.test_fault == NG_FAULT_GPU_LOOKUP)
+        return ng_fault_gpu_lookup(err, errlen);
     return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env,
                         g_conf.fsroot[0] ? g_conf.fsroot : NULL, idx, NG_MAX_GPUS, n,
                         err, errlen);
@@ -472,9 +477,15 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
         step_failure("no plan for local task %u", local);
         return report_step_failure(0);
     }
+    /* Unidentified GPUs: the task keeps the step-level prediction (its
+     * share of SLURM_STEP_GPUS, as Slurm's default binding hands them out);
+     * strict wants the real ones, so the task fails. */
     int have_real = task_gpus(sp, gpus, &ngpus, err, sizeof err) == 0;
     if (!have_real && !g_step.quiet)
-        task_say("numaguard: cannot identify this task's GPUs (%s)\n", err);
+        task_say("numaguard: rank %d: cannot identify this task's GPUs (%s); %s\n", rank, err,
+                 g_step.strict ? "strict: failing the task" : "placed by the step's GPU prediction");
+    if (!have_real && g_step.strict)
+        return -1;
     unsigned flags = g_step.plan_only ? NG_APPLY_SKIP_SYSCALLS : 0;
     const ng_plan *plan = g_step.plan;
     ng_plan *own = NULL;
@@ -505,6 +516,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     task_ctx tc = {sp};
     ng_env_ops ops = {env_is_set, env_set, &tc};
     ng_apply_result res;
+    ng_fault_arm_syscalls(g_conf.test_fault);   /* tests only; nothing by default */
     int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,
                            err, sizeof err);
     if (rc == 0 && (mismatch || kept_cpus) && have_real)

@@ -182,7 +182,8 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     /* slurmstepd is single-threaded here and has no hwloc topology yet:
      * skip the hwloc plugins numaguard never needs (~2 ms per step). */
     ng_topology_lean_hwloc();
-    if (ng_topology_load(&step->topo, &topt, err, sizeof err) < 0)
+    /* ng_topology_load, unless the admin's test_fault= says to fail it. */
+    if (ng_fault_topology_load(conf->test_fault, &step->topo, &topt, err, sizeof err) < 0)
         return step_fail(step, "cannot load the topology: %s", err);
     step->plan_only = !ng_topology_is_this_system(step->topo);
     step->ntasks = in->ntasks ? in->ntasks : 1;

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Fault matrix through real srun (private cluster of tests/slurm/cluster.sh):
-# broken admin config, broken driver files, hostile user values. For each
-# fault: the step's exit status (0 = tasks ran as Slurm placed them, with a
-# warning; non-zero under strict or when srun refuses), the message, and
-# that the node is never drained. Faults that need an injection hook inside
-# the plugin (syscall failures, hwloc failing mid-load, a task that never
-# reaches the GPU exchange) are listed in docs/hardening.md.
+# broken admin config, broken driver files, hostile user values, failures
+# injected inside the plugin by the admin's test_fault=POINT argument
+# (syscalls, hwloc, GPU lookup), and odd machines (offline CPUs, fewer CPUs
+# than tasks, CPUs with no NUMA node of their own). For each fault: the
+# step's exit status (0 = tasks ran as Slurm placed them, with a warning;
+# non-zero under strict or when srun refuses), the message, and that the
+# node is never drained. The outcomes are the table in docs/hardening.md.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/../slurm/testlib.sh"
 ngt_start_suite faults plugin
@@ -28,6 +29,61 @@ fault() {
     ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
 }
 
+VARS=("NUMAGUARD_*" OMP_NUM_THREADS SLURM_STEP_GPUS)
+
+# probe_fault DESC WANT REGEX NLINES NTASKS SRUN-ARGS... : run ng_probe in
+# every task (file $F). WANT 0: srun exits 0, exactly NLINES numaguard lines
+# on stderr, each matching REGEX, and all NTASKS tasks ran. WANT strict:
+# srun fails, the numaguard lines match REGEX and "strict: failing the
+# task", no task ran. Both: the node is idle afterwards.
+probe_fault() {
+    local desc=$1 want=$2 re=$3 nl=$4 nt=$5 rc lines
+    shift 5
+    F=$NGT_OUT/$(echo "$desc" | tr -c 'a-zA-Z0-9\n' '_')
+    ngt_srun "$F" "$@" -- "${VARS[@]}"
+    rc=$?
+    lines=$(grep '^numaguard: ' "$F.err")
+    if [ "$want" = strict ]; then
+        ngt_ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"
+        re="$re.*strict: failing the task"
+        ngt_is "$(grep -c '^rank=' "$F")" 0 "$desc: no task ran"
+    else
+        ngt_is "$rc" 0 "$desc: srun exit status"
+        ngt_check count "$F" "$desc: every task ran" "$nt"
+    fi
+    ngt_is "$(printf '%s\n' "$lines" | grep -c .)" "$nl" "$desc: $nl numaguard line(s)"
+    if [ "$nl" -gt 0 ]; then
+        local odd
+        odd=$(printf '%s\n' "$lines" | grep -Ev -- "$re")
+        ngt_is "$odd" "" "$desc: the line names the problem"
+        [ -z "$odd" ] || printf '#   want match: %s\n' "$re"
+    fi
+    ngc_wait_idle 20
+    ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
+}
+
+# inject POINT DESC REGEX NLINES NTASKS SRUN-ARGS...: a cluster whose
+# plugstack says test_fault=POINT, then the default run (REGEX then "...as
+# Slurm placed it/them"; nothing applied) and the same job with ,strict
+# appended to the --numa-policy of SRUN-ARGS.
+inject() {
+    local point=$1 desc=$2 re=$3 nl=$4 nt=$5 a=() strict=() x
+    shift 5
+    a=("$@")
+    for x in "${a[@]}"; do
+        case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
+    done
+    NGC_PLUGSTACK="$(ngt_plugstack "test_fault=$point")"
+    ngt_cluster
+    probe_fault "test_fault=$point: $desc" 0 "$re.*; tasks? runs? as Slurm placed (it|them)" \
+        "$nl" "$nt" "${a[@]}"
+    ngt_check expect "$F" "test_fault=$point: nothing applied" \
+        "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
+    probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${strict[@]}"
+    ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+        "numaguard: test_fault=$point armed" "test_fault=$point: slurmd's log says it is armed"
+}
+
 # --- admin config faults (real node, task/affinity) ---------------------
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
 NGC_PLUGSTACK="$(ngt_plugstack topology=/nonexistent/topo.xml)"
@@ -47,6 +103,87 @@ fault "unknown plugstack argument (plugin disabled)" 0 "" -n 1 --numa-policy=loc
 ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
     "unknown plugstack argument: logged in slurmd's log"
+
+NGC_PLUGSTACK="$(ngt_plugstack test_fault=bogus)"
+ngt_cluster
+fault "unknown test_fault point (plugin disabled)" 0 "" -n 1 --numa-policy=local true
+ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+    "numaguard: plugstack.conf: test_fault=bogus: unknown fault point.*; plugin disabled" \
+    "unknown test_fault point: logged in slurmd's log"
+
+# --- faults injected inside the plugin (test_fault=POINT, real node) -------
+# Syscalls: every task reports its own failure; the step's problems
+# (topology) are reported once per node, by local task 0.
+inject mempolicy_einval "set_mempolicy fails with EINVAL" \
+    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EINVAL\): nodes outside the task's cpuset.mems" \
+    2 2 -n 2 --numa-policy=local
+inject mempolicy_eperm "set_mempolicy fails with EPERM" \
+    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EPERM\): a container without CAP_SYS_NICE" \
+    2 2 -n 2 --numa-policy=local
+inject affinity_einval "sched_setaffinity fails with EINVAL" \
+    "^numaguard: rank [01]: sched_setaffinity\([0-9,-]+\) refused \(EINVAL\): CPUs offline or outside" \
+    2 2 -n 2 --numa-policy=local
+inject topology_load "hwloc fails to load the topology" \
+    "^numaguard: cannot load the topology: hwloc could not load the topology \(injected by test_fault=topology_load\)" \
+    1 2 -n 2 --numa-policy=local
+inject no_numa "hwloc finds no NUMA node" \
+    "^numaguard: cannot load the topology: invalid topology: hwloc found no NUMA node" \
+    1 2 -n 2 --numa-policy=local
+# A syscall fault only bites where numaguard makes the syscall: policy none
+# with --omp-guard sets no affinity and no memory policy, so the task gets
+# its thread cap with no warning.
+NGC_PLUGSTACK="$(ngt_plugstack test_fault=affinity_einval)"
+ngt_cluster
+probe_fault "test_fault=affinity_einval, policy none" 0 "^$" 0 2 -n 2 --numa-policy=none --omp-guard=1
+ngt_check expect "$F" "test_fault=affinity_einval, policy none: threads capped" all:OMP_NUM_THREADS=1
+
+# --- a step allowed fewer CPUs than tasks (real node) -----------------------
+NGC_PLUGSTACK="$(ngt_plugstack)"
+ngt_cluster
+ncpu=$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
+nt=$((2 * ncpu))
+# --overcommit: Slurm allocates one CPU per node, so the step has 1 core.
+probe_fault "$nt tasks on $ncpu CPUs (--overcommit)" 0 \
+    "^numaguard: warning: $nt tasks share 1 cores: tasks will compete for CPUs" 1 "$nt" \
+    -n "$nt" --overcommit --numa-policy=local
+ngt_check applied "$F" "$nt tasks on $ncpu CPUs: each task got what it reports"
+ngt_check expect "$F" "$nt tasks on $ncpu CPUs: memory bound" all:mempolicy=bind all:memnodes=0
+ngt_like "$(sed -n 's/.*NUMAGUARD_CPUS=\([^[:space:]]*\).*/\1/p' "$F" | sort -u | tr '\n' ' ')" '^[0-9]+ $' \
+    "$nt tasks on $ncpu CPUs: all tasks share the step's one CPU"
+
+# --- offline CPUs, CPUs without a NUMA node (inflated nodes, plan only) ----
+NGC_TASK_PLUGIN=task/none NGC_GPUS=0
+topo=$NGT_TOPO/xeon-4s-offline-pus.xml   # online PUs 0-1,3-4,6-12,15
+NGC_TOPOLOGY=$topo NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo")"
+ngt_cluster
+cpus=$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
+probe_fault "offline PUs (xeon-4s-offline-pus)" 0 "^$" 0 4 \
+    -n 4 --exclusive -c $((cpus / 4)) --numa-policy=local
+ngt_check plan "$F" "offline PUs: the CLI's plan" "$NGT_CLI" "$topo" -- \
+    --cpus-per-task $((cpus / 4)) --numa-policy local
+got=$(sed -n 's/.*NUMAGUARD_CPUS=\([^[:space:]]*\).*/\1/p' "$F" | tr '\n' ',')
+bad=$(python3 -c 'import sys
+on={0,1,3,4,6,7,8,9,10,11,12,15}
+s=set()
+for p in sys.argv[1].split(","):
+    if p:
+        a,_,b=p.partition("-"); s|=set(range(int(a),int(b or a)+1))
+print(",".join(str(c) for c in sorted(s-on)) or "none")' "$got")
+ngt_is "$bad" "none" "offline PUs: no task is given an offline PU ($got)"
+
+topo=$NGT_TOPO/r630-offline-cpus-offline-node0.xml   # node 0 offline: package 0 has no node
+NGC_TOPOLOGY=$topo NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo verbose")"
+ngt_cluster
+# Slurm's first cores are package 0's (PUs 4,6,8,..): CPUs with no NUMA node.
+probe_fault "CPUs whose NUMA node is offline (r630)" 0 \
+    "^numaguard: (step on this node: 1 tasks.*plan only|rank 0 \(local 0\): gpus none numa none cpus 4,6 mem bind:1 .*\(plan only\))" \
+    2 1 -n 1 -c 2 --numa-policy=local
+ngt_check expect "$F" "CPUs whose NUMA node is offline: memory on the nearest CPU-bearing node" \
+    0:NUMAGUARD_CPUS=4,6 0:NUMAGUARD_MEMS=1 0:NUMAGUARD_MEM_MODE=bind
+probe_fault "CPUs whose NUMA node is offline, interleave" 0 \
+    "^numaguard: (step on this node|rank 0 .* mem interleave:1 )" 2 1 -n 1 -c 2 --numa-policy=interleave
+ngt_check expect "$F" "CPUs whose NUMA node is offline, interleave: over the nodes there are" \
+    0:NUMAGUARD_MEMS=1 0:NUMAGUARD_MEM_MODE=interleave
 
 # --- hostile user values (plugin healthy) --------------------------------
 NGC_PLUGSTACK="$(ngt_plugstack)"
@@ -87,4 +224,22 @@ NGC_PLUGSTACK="$(ngt_plugstack gres_conf=/nonexistent/gres.conf)"
 ngt_cluster
 fault "gres.conf missing (falls back to the task's variables)" 0 "numaguard: " \
     -n 2 --gpus-per-task=1 --numa-policy=local,verbose true
+
+# The task's own GPU lookup fails (the step-level one works): each task
+# keeps its predicted share of the step's GPUs; strict fails it.
+topo=$NGC_TOPOLOGY
+mapfile -t bus < <(ngc_topology_nvidia_gpus "$topo" | cut -d' ' -f1)
+cpus=$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
+NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo test_fault=gpu_lookup")"
+ngt_cluster
+re="^numaguard: rank [01]: cannot identify this task's GPUs \(GPU lookup failed \(injected by test_fault=gpu_lookup\)\)"
+probe_fault "test_fault=gpu_lookup: identifying the task's GPUs fails" 0 \
+    "$re; placed by the step's GPU prediction" 2 2 \
+    -n 2 --exclusive -c $((cpus / 2)) --gpus-per-task=1 --numa-policy=local
+ngt_check plan "$F" "test_fault=gpu_lookup: placed by the prediction" "$NGT_CLI" "$topo" -- \
+    --cpus-per-task $((cpus / 2)) --task-gpus "0;1" --numa-policy local
+ngt_check expect "$F" "test_fault=gpu_lookup: predicted GPUs" \
+    "0:NUMAGUARD_GPUS=${bus[0]}" "1:NUMAGUARD_GPUS=${bus[1]}"
+probe_fault "test_fault=gpu_lookup, strict" strict "$re" 2 2 \
+    -n 2 --exclusive -c $((cpus / 2)) --gpus-per-task=1 --numa-policy=local,strict
 ngt_done
