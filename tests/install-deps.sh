@@ -3,7 +3,7 @@
 # Used by `make check` and `make demo`; safe to run again.
 set -e
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
-libslurm-dev slurmctld slurmd slurm-client munge python3
+libhwloc-plugins libslurm-dev slurmctld slurmd slurm-client munge python3
 debhelper dpkg-dev groff-base
 qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-14-dev valgrind"

@@ -39,19 +39,36 @@ need_pkgs() {
         { say "cannot install$missing"; exit 2; }
 }
 
-# The concrete kernel package behind a Debian meta package; the 6.12 meta
-# package (linux-image-6.12-amd64) is in bookworm(-security) since 12.10.
+# apt's view of the kernels. The 6.12 meta package (linux-image-6.12-amd64)
+# is in bookworm-security since Debian 12.10; a machine whose sources lack
+# that suite (a debootstrap root, say) gets a private apt view of Debian 12's
+# standard suites under the cache, leaving the system's sources alone.
+APT_OPTS=""
+apt_knows() { apt-cache $APT_OPTS depends "$1" 2>/dev/null | grep -q 'Depends: linux-image-'; }
+apt_view() {
+    apt_knows linux-image-6.12-amd64 && return 0
+    apt-get update -q >&2 || true
+    apt_knows linux-image-6.12-amd64 && return 0
+    d=$cache/apt
+    mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+    cat >"$d/sources.list" <<SRC
+deb http://deb.debian.org/debian bookworm main
+deb http://deb.debian.org/debian bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main
+SRC
+    APT_OPTS="-o Dir::Etc::sourcelist=$d/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache"
+    say "the system's apt sources lack bookworm-security: using $d/sources.list"
+    apt-get $APT_OPTS update -q >&2 || true
+}
+
+# The concrete kernel package behind a Debian meta package.
 kernel_pkg() {
     case "$1" in
         612) meta=linux-image-6.12-amd64 ;;
         61) meta=linux-image-amd64 ;;
         *) say "unknown flavour $1"; exit 1 ;;
     esac
-    pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-    if [ -z "$pkg" ]; then
-        apt-get update -q >&2 || true
-        pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-    fi
+    pkg=$(apt-cache $APT_OPTS depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
     [ -n "$pkg" ] || { say "no package behind $meta"; exit 2; }
     echo "$pkg"
 }
@@ -129,14 +146,15 @@ prepare_one() {
     mkdir -p "$cache/deb" "$dir"
     rm -f "$dir/ready"
     if [ ! -f "$dir/vmlinux" ] || [ ! -f "$dir/tree.v$TREE_V" ]; then
+        [ -n "${APT_VIEWED:-}" ] || { apt_view; APT_VIEWED=1; }
         pkg=$(kernel_pkg "$f")
         deb=$(ls "$cache/deb/${pkg}_"*.deb 2>/dev/null | head -1 || true)
         if [ -z "$deb" ]; then
             say "downloading $pkg"
             # apt's _apt user cannot write into root-only dirs: fetch in /tmp.
             tmpd=$(mktemp -d); chmod 777 "$tmpd"
-            (cd "$tmpd" && apt-get download "$pkg" >&2) ||
-                { apt-get update -q >&2 && (cd "$tmpd" && apt-get download "$pkg" >&2); } ||
+            (cd "$tmpd" && apt-get $APT_OPTS download "$pkg" >&2) ||
+                { apt-get $APT_OPTS update -q >&2 && (cd "$tmpd" && apt-get $APT_OPTS download "$pkg" >&2); } ||
                 { say "cannot download $pkg"; rm -rf "$tmpd"; exit 2; }
             mv "$tmpd"/*.deb "$cache/deb/"; rm -rf "$tmpd"
             deb=$(ls "$cache/deb/${pkg}_"*.deb | head -1)
