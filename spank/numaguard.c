@@ -72,9 +72,18 @@ static int check_policy_local(const char *optarg)
     return 0;
 }
 
+/* A bare --omp-guard reaches plugins as NULL, but sbatch exports it into the
+ * batch environment as the text "(null)" (Slurm prints the NULL optarg), so
+ * every srun inside the job sees that. Both mean "no value". */
+static const char *bare_optarg(const char *optarg)
+{
+    return optarg && strcmp(optarg, "(null)") != 0 ? optarg : NULL;
+}
+
 static int cb_option(int val, const char *optarg, int remote)
 {
     char err[512];
+    optarg = bare_optarg(optarg);
     /* On the node the values are re-read and re-checked in user_init; a
      * failing remote callback would only log, so never fail here. */
     if (remote)
@@ -173,7 +182,7 @@ static int node_options(spank_t sp, int *any)
     val = NULL;
     int have_o = spank_option_getopt(sp, &opt_omp, &val) == ESPANK_SUCCESS;
     if (have_o)
-        otext = val ? val : "";
+        otext = bare_optarg(val) ? val : "";
     if (!have_p && g_conf.have_default_policy)
         ptext = g_conf.default_policy;
     if (!have_o && g_conf.have_default_omp)

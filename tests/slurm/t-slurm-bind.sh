@@ -55,6 +55,28 @@ if [ -d /sys/kernel/mm/mempolicy/weighted_interleave ]; then
 else
     ngt_check expect "$F" "weighted falls back to interleave" 0:mempolicy=interleave
 fi
+# A user --cpu-bind keeps Slurm's CPUs; numaguard sets memory and threads
+# consistent with that mask (one CPU each, reversed by the map).
+if [ "$ncpu" -ge 2 ]; then
+    bind "--cpu-bind=map_cpu:1,0 local" -n 2 --cpu-bind=map_cpu:1,0 --numa-policy=local --omp-guard
+    ngt_check expect "$F" "--cpu-bind=map_cpu:1,0 kept" 0:affinity=1 1:affinity=0 \
+        0:NUMAGUARD_CPUS=1 1:NUMAGUARD_CPUS=0 all:mempolicy=bind all:memnodes=0 all:OMP_NUM_THREADS=1
+fi
+
+# A batch step is left alone: the batch script gets no placement even with
+# #SBATCH --numa-policy; the srun inside it does.
+cat >"$NGT_OUT/batch.sh" <<JOB
+#!/bin/sh
+#SBATCH -D $NGT_OUT
+#SBATCH --numa-policy=local --omp-guard -n 1 -o $NGT_OUT/batch.out
+echo "batch NUMAGUARD_POLICY=\${NUMAGUARD_POLICY:-unset} OMP_NUM_THREADS=\${OMP_NUM_THREADS:-unset}"
+srun sh -c 'echo "step NUMAGUARD_POLICY=\$NUMAGUARD_POLICY"'
+JOB
+sbatch --wait "$NGT_OUT/batch.sh" >/dev/null 2>&1
+ngt_like "$(cat "$NGT_OUT/batch.out")" "batch NUMAGUARD_POLICY=unset OMP_NUM_THREADS=unset" \
+    "the batch step itself is left alone"
+ngt_like "$(cat "$NGT_OUT/batch.out")" "step NUMAGUARD_POLICY=local" "the srun step inside the batch job is placed"
+
 # The topology cache: slurmd wrote it when it started; steps read it.
 NGC_PLUGSTACK=$(ngt_plugstack "topology_cache=$NGC_DIR/topocache verbose")
 ngc_restart
