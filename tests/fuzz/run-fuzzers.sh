@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run libFuzzer targets built in $FUZZ_BUILD, JOBS at a time, SECONDS each.
 #   FUZZ_BUILD=build-fuzz sh tests/fuzz/run-fuzzers.sh SECONDS JOBS fuzz_a fuzz_b ...
-# Prints one TAP line per target: "ok N - fuzz_x: E execs in S s (corpus C)".
+# Prints one TAP line per target: "ok N - fuzz_x: E execs in S s (limit L s; working corpus C)".
 # A target fails on any crash, sanitizer report, leak, timeout or broken
 # invariant (all of which make libFuzzer exit non-zero); its log tail is
 # shown and the reproducer is kept in $FUZZ_BUILD/crashes/.
@@ -31,6 +31,7 @@ export HWLOC_PLUGINS_BLACKLIST=hwloc_gl,hwloc_opencl,hwloc_pci
 # One target: replay seeds + reproducers, then fuzz. Writes $logs/<t>.rc.
 run_one() {
     t=$1
+    t0=$(date +%s)
     log=$logs/$t.log
     work=$B/corpus/$t
     mkdir -p "$work"
@@ -38,6 +39,13 @@ run_one() {
     [ -f "tests/fuzz/$t.dict" ] && dict="-dict=tests/fuzz/$t.dict"
     seed=""
     [ -n "${FUZZ_SEED:-}" ] && seed="-seed=$FUZZ_SEED"
+    # FUZZ_RUNS_FILE: "target<TAB>runs" lines cap the executions (the time
+    # limit stays as a bound for slow machines).
+    runs=""
+    if [ -n "${FUZZ_RUNS_FILE:-}" ]; then
+        n=$(awk -v t="$t" '$1 == t { print $2 }' "$FUZZ_RUNS_FILE")
+        [ -n "$n" ] && runs="-runs=$n"
+    fi
     repro=$(ls tests/fuzz/crashes/"$t"-* 2>/dev/null)
     {
         # shellcheck disable=SC2086
@@ -45,10 +53,11 @@ run_one() {
         "$B/$t" -runs=0 $dict "tests/fuzz/corpus/$t" &&
         { [ -z "$repro" ] || "$B/$t" $repro; } &&
         "$B/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=32768 \
-            -print_final_stats=1 -artifact_prefix="$B/crashes/$t-" $dict $seed \
+            -print_final_stats=1 -artifact_prefix="$B/crashes/$t-" $dict $seed $runs \
             "$work" "tests/fuzz/corpus/$t"
     } >"$log" 2>&1
     echo $? >"$logs/$t.rc"
+    echo $(( $(date +%s) - t0 )) >"$logs/$t.secs"
 }
 
 # Run the targets JOBS at a time (plain sh: background batches).
@@ -82,7 +91,7 @@ for t in "$@"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     corp=$(ls "$B/corpus/$t" | wc -l)
     if [ "$rc" -eq 0 ] && [ -n "$execs" ]; then
-        echo "ok $n - $t: ${execs} execs in ${secs} s (working corpus $corp)"
+        echo "ok $n - $t: ${execs} execs in $(cat "$logs/$t.secs") s (limit ${secs} s; working corpus $corp)"
     else
         fail=1
         art=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
