@@ -32,10 +32,10 @@ fi
 rm -f "$log"
 jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -gt 2 ] && jobs=2
-# shellcheck disable=SC2086
 # A fixed seed and fixed execution counts keep `make check` repeatable: the
 # same inputs on every machine. `make fuzz` explores with random seeds.
 # Start from the seed corpora alone, as a clean CI checkout does.
 rm -rf "$FUZZ_BUILD/corpus"
+# shellcheck disable=SC2086
 FUZZ_RUNS_FILE=${FUZZ_RUNS_FILE-tests/fuzz/check-runs.tsv} \
 FUZZ_SEED=${FUZZ_SEED:-20261121} FUZZ_BUILD=$FUZZ_BUILD FUZZ_TAP_OFFSET=1 sh tests/fuzz/run-fuzzers.sh "$secs" "$jobs" $targets
