@@ -24,6 +24,15 @@ int ng_read_small_file(const char *path, char *buf, size_t len);
  *  to "dddd:bb:dd.f" lower case; -1 if malformed. */
 int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
 
+/** Bytes of a bad value shown in a message: one readable line even for a
+ *  1024-byte value, still ending with the valid forms. */
+#define NG_SHOW_MAX 64
+
+/** Printable copy of s[0..n) for one-line messages: bytes outside
+ *  0x20..0x7e, the quote and the backslash become \xNN (no terminal
+ *  escapes, no newlines); at most 64 bytes, then "...". */
+void ng_show_bytes(const char *s, size_t n, char *out, size_t len);
+
 /** Convert a uint64 node mask (policy) into an hwloc nodeset. */
 void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
 

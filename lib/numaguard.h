@@ -110,7 +110,7 @@ typedef struct ng_topology_options {
     const char *fsroot;
     /** Keep objects disallowed by cgroups (HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED). */
     int include_disallowed;
-    /** Added by the perf helper (Topology cache, below): directory of the
+    /** Directory of the
      *  node's topology cache (e.g. NG_TOPOLOGY_CACHE_DIR). Live discovery
      *  (xml_path NULL) then uses the cache when it is present and valid, and
      *  discovers live when it is missing, unreadable or stale. NULL or "" =
@@ -154,8 +154,7 @@ int ng_topology_gpu_by_busid(const ng_topology *topo, const char *busid);
 /** @name Topology cache                                                */
 /* ------------------------------------------------------------------ */
 /** @{ */
-/* Added by the perf helper (additions only); lib/topocache.c,
- * docs/performance.md. Live discovery with I/O devices costs ~10+ ms per
+/* lib/topocache.c, docs/performance.md. Live discovery with I/O devices costs ~10+ ms per
  * process; the node's topology is written once (as root, e.g. when slurmd
  * starts) and every later load reads it back. A stamp binds the XML to the
  * machine state it describes; any mismatch means "discover live". */
@@ -493,7 +492,6 @@ typedef struct ng_apply_result {
     int mem_applied;         /**< set_mempolicy done */
     ng_mem_mode mem_mode;    /**< mode actually set (after fallbacks) */
     char warning[256];       /**< warnings ("; "-joined, bounded), "" if none */
-    /* Added by the spank helper (additions only): */
     unsigned flags;          /**< the NG_APPLY_* flags it ran with */
     char mem_mode_text[24];  /**< NUMAGUARD_MEM_MODE: mode name after fallbacks,
                                   "preferred" when PREFERRED_MANY fell back */

@@ -12,34 +12,6 @@
 #define OMP_OPT "--omp-guard"
 #define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force"
 
-/* Shown bytes of a bad value/item in a message: the message must stay one
- * readable line even for a 1024-byte value, and still end with the forms. */
-#define SHOW_MAX 64
-
-/* Copy n bytes of s into out as printable text: bytes outside 0x20..0x7e,
- * the quote and the backslash become \xNN, so a message is always one line
- * and cannot carry terminal escapes. Longer input ends with "...". */
-static void show(const char *s, size_t n, char *out, size_t len)
-{
-    size_t o = 0;
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < n && i < SHOW_MAX && o + 5 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
-            out[o++] = (char)c;
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
-        }
-    }
-    if (n > SHOW_MAX && o + 4 < len) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
 
 /* One rejection line: "<opt>: invalid value '<value>': <why>; <forms>".
  * When @p item is not NULL, @p why names it: "unknown item '%s'". */
@@ -47,10 +19,10 @@ static int reject(char *err, size_t errlen, const char *opt, const char *forms,
                   const char *value, size_t vlen, const char *why,
                   const char *item, size_t ilen)
 {
-    char v[SHOW_MAX * 4 + 8], it[SHOW_MAX * 4 + 8] = "";
-    show(value, vlen, v, sizeof v);
+    char v[NG_SHOW_MAX * 4 + 8], it[NG_SHOW_MAX * 4 + 8] = "";
+    ng_show_bytes(value, vlen, v, sizeof v);
     if (item)
-        show(item, ilen, it, sizeof it);
+        ng_show_bytes(item, ilen, it, sizeof it);
     char reason[sizeof it + 64];
     snprintf(reason, sizeof reason, why, it);
     return ng_fail(err, errlen, "%s: invalid value '%s': %s; %s", opt, v, reason, forms);

@@ -95,30 +95,12 @@ int ng_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
     return (int)n;
 }
 
-/* Printable copy of s[0..n) for a message: bytes outside 0x20..0x7e, the
- * quote and the backslash become \xNN; at most 64 bytes, then "...".
- * (Same rule as lib/policy.c; a shared helper would belong in util.c.) */
-static void show(const char *s, size_t n, char *out, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; s && i < n && i < 64 && o + 5 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-            out[o++] = (char)c;
-        else
-            o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
-    }
-    if (n > 64 && o + 4 < len)
-        o += (size_t)snprintf(out + o, len - o, "...");
-    out[o] = '\0';
-}
-
 static int vars_bad(char *err, size_t errlen, const char *text, size_t len,
                     const char *why, const char *item, size_t ilen)
 {
-    char v[64 * 4 + 8], it[64 * 4 + 8];
-    show(text, len, v, sizeof v);
-    show(item, ilen, it, sizeof it);
+    char v[NG_SHOW_MAX * 4 + 8], it[NG_SHOW_MAX * 4 + 8];
+    ng_show_bytes(text, len, v, sizeof v);
+    ng_show_bytes(item, ilen, it, sizeof it);
     char reason[sizeof it + 64];
     snprintf(reason, sizeof reason, why, it);
     return ng_fail(err, errlen, VARS_WHAT ": invalid value '%s': %s; " VARS_FORMS, v, reason);

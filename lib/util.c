@@ -227,3 +227,28 @@ int ng_hwloc_set_io_filters(hwloc_topology_t hw)
         return -1;
     return hwloc_topology_set_type_filter(hw, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 }
+
+/* Copy n bytes of s into out as printable text: bytes outside 0x20..0x7e,
+ * the quote and the backslash become \xNN, so a message is always one line
+ * and cannot carry terminal escapes. Longer input ends with "...". */
+void ng_show_bytes(const char *s, size_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; s && i < n && i < NG_SHOW_MAX && o + 5 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    if (n > NG_SHOW_MAX && o + 4 < len) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
