@@ -66,7 +66,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libnumaguard.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_LIBS) $(SANFLAGS)
 
-$(BUILD)/tests/%: tests/helpers/%.c
+$(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_LIBS) $(SANFLAGS)
 

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitlist.h"
+
 #ifndef MPOL_PREFERRED_MANY
 #define MPOL_PREFERRED_MANY 5
 #endif
@@ -70,24 +72,6 @@ static const char *mode_name(int mode)
     return "unknown";
 }
 
-/* Print the set bits of a bit test function as a Linux list ("0-3,8"). */
-static void print_list(int (*isset)(const void *, int), const void *set, int max)
-{
-    int first = 1;
-    for (int i = 0; i < max; i++) {
-        if (!isset(set, i))
-            continue;
-        int j = i;
-        while (j + 1 < max && isset(set, j + 1))
-            j++;
-        printf(first ? "%d" : ",%d", i);
-        if (j > i)
-            printf("-%d", j);
-        first = 0;
-        i = j;
-    }
-}
-
 static int cpu_isset(const void *set, int i)
 {
     return CPU_ISSET((size_t)i, (const cpu_set_t *)set);
@@ -116,13 +100,13 @@ int main(int argc, char **argv)
            env_or("SLURM_LOCALID", ""), env_or("SLURMD_NODENAME", ""));
     CPU_ZERO(&cpus);
     if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
-        print_list(cpu_isset, &cpus, CPU_SETSIZE);
+        print_bitlist(cpu_isset, &cpus, CPU_SETSIZE);
     memset(nodes, 0, sizeof(nodes));
     if (get_mempolicy(&mode, nodes, MAX_NODES, NULL, 0) != 0)
         mode = -1;
     printf("\tmempolicy=%s\tmemnodes=", mode < 0 ? "error" : mode_name(mode));
     if (mode >= 0)
-        print_list(node_isset, nodes, MAX_NODES);
+        print_bitlist(node_isset, nodes, MAX_NODES);
     for (int i = 1; i < argc; i++) {
         size_t len = strlen(argv[i]);
         if (len > 0 && argv[i][len - 1] == '*')

@@ -33,6 +33,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bitlist.h"
+
 /* Newer modes than some numaif.h headers know (uapi values). */
 #define PROBE_MPOL_PREFERRED_MANY 5
 #define PROBE_MPOL_WEIGHTED_INTERLEAVE 6
@@ -52,24 +54,12 @@ static const char *mode_name(int mode)
     return "unknown";
 }
 
-/* Print the set bits of a bitmask as a Linux list ("0-1,4"). */
+/* " key=LIST" */
 static void print_list(const char *key, int (*isset)(const void *, int),
                        const void *set, int nbits)
 {
-    int first = 1;
     printf(" %s=", key);
-    for (int i = 0; i < nbits; i++) {
-        if (!isset(set, i))
-            continue;
-        int j = i;
-        while (j + 1 < nbits && isset(set, j + 1))
-            j++;
-        printf(first ? "%d" : ",%d", i);
-        if (j > i)
-            printf("-%d", j);
-        first = 0;
-        i = j;
-    }
+    print_bitlist(isset, set, nbits);
 }
 
 static int cpu_isset(const void *set, int i)
