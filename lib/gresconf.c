@@ -1,6 +1,7 @@
 /* The node's gres GPU list in Slurm's index order, from gres.conf File=
  * values or from a whole gres.conf (NodeName= filter, AutoDetect=).
  * The rule and its Slurm sources are in docs/gpu-order.md. */
+#include "hostlist.h"
 #include "internal.h"
 
 #include <ctype.h>
@@ -46,114 +47,37 @@ static int order_add(ng_gres_order *o, const char *path, char *err, size_t errle
     return 0;
 }
 
-/* ---------- Slurm hostlist-style expansion ---------- */
+/* ---------- File= expansion (Slurm hostlist syntax, lib/hostlist.c) ---------- */
 
-/* Expand one comma-free item "prefix[0-3,7]suffix" (or a plain name),
- * appending names in the order written: Slurm's hostlist_shift() returns
- * them in insertion order, it does not sort. "[00-03]" keeps the width. */
-static int expand_item(const char *item, ng_gres_order *o, unsigned *limit,
-                       char *err, size_t errlen)
+typedef struct expand_ctx {
+    ng_gres_order *o;
+    unsigned limit;
+    char *err;
+    size_t errlen;
+} expand_ctx;
+
+static int add_expanded(const char *name, void *ctx)
 {
-    const char *lb = strchr(item, '[');
-    if (!lb) {
-        if (strchr(item, ']'))
-            return ng_fail(err, errlen, "'%s': unbalanced ']'", item);
-        if (*limit == 0)
-            return 0;
-        (*limit)--;
-        return order_add(o, item, err, errlen);
-    }
-    const char *rb = strchr(lb, ']');
-    if (!rb)
-        return ng_fail(err, errlen, "'%s': missing ']'", item);
-    if (strchr(rb + 1, '[') || strchr(rb + 1, ']'))
-        return ng_fail(err, errlen, "'%s': only one [range] per name is supported", item);
-    size_t plen = (size_t)(lb - item);
-    const char *suffix = rb + 1;
-    const char *p = lb + 1;
-    if (p == rb)
-        return ng_fail(err, errlen, "'%s': empty []", item);
-    while (p < rb) {
-        const char *start = p;
-        if (!isdigit((unsigned char)*p))
-            return ng_fail(err, errlen, "'%s': expected a number inside []", item);
-        char *end;
-        errno = 0;
-        unsigned long a = strtoul(p, &end, 10), b;
-        int width = (int)(end - start);
-        if (errno || a > 1000000)
-            return ng_fail(err, errlen, "'%s': number out of range", item);
-        p = end;
-        b = a;
-        if (*p == '-') {
-            p++;
-            if (!isdigit((unsigned char)*p))
-                return ng_fail(err, errlen, "'%s': expected a number after '-'", item);
-            errno = 0;
-            b = strtoul(p, &end, 10);
-            if (errno || b > 1000000)
-                return ng_fail(err, errlen, "'%s': number out of range", item);
-            p = end;
-            if (b < a)
-                return ng_fail(err, errlen, "'%s': range %lu-%lu is reversed", item, a, b);
-            if (b - a >= NG_MAX_GPUS)
-                return ng_fail(err, errlen, "'%s': range larger than %d", item, NG_MAX_GPUS);
-        }
-        if (p < rb && *p != ',')
-            return ng_fail(err, errlen, "'%s': unexpected '%c' inside []", item, *p);
-        if (*p == ',')
-            p++;
-        /* Zero padding only when the first number was written with one. */
-        if (!(width > 1 && start[0] == '0'))
-            width = 0;
-        for (unsigned long v = a; v <= b && *limit; v++) {
-            char name[PATH_MAX_NG];
-            int n = snprintf(name, sizeof(name), "%.*s%0*lu%s", (int)plen, item, width, v,
-                             suffix);
-            if (n < 0 || (size_t)n >= sizeof(name))
-                return ng_fail(err, errlen, "'%.64s': name too long", item);
-            (*limit)--;
-            if (order_add(o, name, err, errlen))
-                return -1;
-        }
-    }
-    return 0;
+    expand_ctx *x = ctx;
+    if (x->limit == 0)
+        return 1;
+    x->limit--;
+    return order_add(x->o, name, x->err, x->errlen);
 }
 
-/* Expand a File= value: comma-separated items, commas inside [] belong
- * to the range. At most *limit names are added (Slurm truncates a File=
+/* Expand a File= value in the order written (Slurm's hostlist_shift() does
+ * not sort). At most @p limit names are added (Slurm truncates a File=
  * list to Count=; unlimited = NG_MAX_GPUS + 1 so overflow is reported). */
 static int expand_spec(const char *spec, ng_gres_order *o, unsigned limit,
                        char *err, size_t errlen)
 {
-    char item[PATH_MAX_NG];
     size_t len = strnlen(spec, NG_MAX_ARG * 4 + 1);
     if (len > NG_MAX_ARG * 4)
         return ng_fail(err, errlen, "File= value longer than %d bytes", NG_MAX_ARG * 4);
     if (!len)
         return ng_fail(err, errlen, "empty File= value");
-    size_t i = 0;
-    while (i <= len) {
-        size_t j = i;
-        int depth = 0;
-        while (j < len && (spec[j] != ',' || depth)) {
-            if (spec[j] == '[')
-                depth++;
-            else if (spec[j] == ']' && depth)
-                depth--;
-            j++;
-        }
-        if (j == i)
-            return ng_fail(err, errlen, "'%s': empty name in list", spec);
-        if (j - i >= sizeof(item))
-            return ng_fail(err, errlen, "'%.64s...': name too long", spec + i);
-        memcpy(item, spec + i, j - i);
-        item[j - i] = '\0';
-        if (expand_item(item, o, &limit, err, errlen))
-            return -1;
-        i = j + 1;
-    }
-    return 0;
+    expand_ctx x = {o, limit, err, errlen};
+    return ng_hostlist_foreach(spec, NG_MAX_GPUS, add_expanded, &x, err, errlen);
 }
 
 int ng_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
@@ -217,6 +141,7 @@ typedef struct gres_rec {
 typedef struct gres_conf {
     gres_rec recs[GRES_MAX_LINES];
     unsigned n;
+    unsigned other_node_gpu_lines;  /* Name=gpu records whose NodeName= is not us */
     char autodetect_global[16];
     char autodetect_node[16];
 } gres_conf;
@@ -228,42 +153,18 @@ static void conf_free(gres_conf *c)
     free(c);
 }
 
-/* Does a NodeName= hostlist ("node[01-04],gpu7") name this node? */
-static int node_matches(const char *spec, const char *node, char *err, size_t errlen)
+/* Does a NodeName= hostlist ("node[01-04],gpu7") name this node? As
+ * slurmd: exact names after expansion; NULL node (CLI, no node) = all. */
+static int node_matches(const char *spec, const char *node, unsigned lineno, char *err,
+                        size_t errlen)
 {
     if (!node)
         return 1;
-    ng_gres_order names;
-    memset(&names, 0, sizeof(names));
-    /* Expansion is bounded by NG_MAX_GPUS names per call; a bigger
-     * NodeName list is checked in chunks of items instead. */
-    char item[PATH_MAX_NG];
-    size_t len = strlen(spec), i = 0;
-    while (i <= len) {
-        size_t j = i;
-        int depth = 0;
-        while (j < len && (spec[j] != ',' || depth)) {
-            depth += spec[j] == '[' ? 1 : (spec[j] == ']' && depth ? -1 : 0);
-            j++;
-        }
-        if (j - i >= sizeof(item) || j == i)
-            return ng_fail(err, errlen, "NodeName='%.64s': malformed", spec);
-        memcpy(item, spec + i, j - i);
-        item[j - i] = '\0';
-        unsigned limit = NG_MAX_GPUS;
-        if (expand_item(item, &names, &limit, err, errlen)) {
-            ng_gres_order_free(&names);
-            return -1;
-        }
-        for (unsigned k = 0; k < names.count; k++)
-            if (strcmp(names.device_files[k], node) == 0) {
-                ng_gres_order_free(&names);
-                return 1;
-            }
-        ng_gres_order_free(&names);
-        i = j + 1;
-    }
-    return 0;
+    char why[256];
+    int m = ng_hostlist_contains(spec, node, why, sizeof why);
+    if (m < 0)
+        return ng_fail(err, errlen, "gres.conf line %u: NodeName=%s", lineno, why);
+    return m;
 }
 
 static void strip_quotes(char *v)
@@ -307,11 +208,14 @@ static int parse_line(gres_conf *c, char *line, const char *node, unsigned linen
          * the index order (see docs/gpu-order.md). */
     }
     if (nodes) {
-        int m = node_matches(nodes, node, err, errlen);
+        int m = node_matches(nodes, node, lineno, err, errlen);
         if (m < 0)
             return -1;
-        if (!m)
+        if (!m) {
+            /* Another node's record; remembered for the "none is ours" message. */
+            c->other_node_gpu_lines += name && !strcasecmp(name, "gpu");
             return 0;
+        }
     }
     if (autodet) {
         char *dst = nodes ? c->autodetect_node : c->autodetect_global;
@@ -535,7 +439,14 @@ int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
     int rc = read_conf(c, gres_conf_path, node_name, err, errlen);
     if (!rc) {
         const char *ad = c->autodetect_node[0] ? c->autodetect_node : c->autodetect_global;
-        if (!*ad || !strcasecmp(ad, "off")) {
+        int manual = !*ad || !strcasecmp(ad, "off");
+        if (manual && c->n == 0 && c->other_node_gpu_lines) {
+            /* A shared gres.conf without this node: its GPUs are unknown
+             * here, never another node group's (issue 12). */
+            rc = ng_fail(err, errlen, "gres.conf '%s': none of its %u Name=gpu records "
+                         "names node '%s' (NodeName=)", gres_conf_path,
+                         c->other_node_gpu_lines, node_name);
+        } else if (manual) {
             rc = conf_order(c, fsroot, out, err, errlen);
         } else if (!strcasecmp(ad, "nvml") || !strcasecmp(ad, "nvidia") ||
                    !strcasecmp(ad, "rsmi") || !strcasecmp(ad, "oneapi")) {

@@ -254,6 +254,7 @@ void ng_gres_order_free(ng_gres_order *order);
 /**
  * Read the node's gres GPU order from a gres.conf file: the Name=gpu lines
  * that apply to @p node_name (NULL = any), File= values expanded in order.
+ * Fails (naming the node) when Name=gpu records exist only for other nodes.
  * AutoDetect lines are resolved by the rule in docs/gpu-order.md using the
  * device files and driver information under @p fsroot. The file describes
  * the node whose root is @p fsroot: File= paths are taken under it (tests

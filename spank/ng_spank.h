@@ -107,6 +107,7 @@ typedef struct ng_step {
     int step_gpus[NG_MAX_GPUS];      /**< the step's GPUs here (topology indices, gres order) */
     unsigned n_step_gpus;
     char cpu_source[96];             /**< where the step's CPUs came from */
+    char gres_warning[640];          /**< gres.conf unusable here ("" = fine) */
     hwloc_bitmap_t cpus;             /**< the step's CPUs here (kept for re-planning) */
     unsigned cpus_per_task;
     const char *const *thread_vars;
@@ -119,7 +120,7 @@ typedef struct ng_step_input {
     unsigned cpus_per_task;
     const char *step_cores;          /**< S_STEP_ALLOC_CORES (abstract), may be NULL */
     const char *step_gpus;           /**< SLURM_STEP_GPUS of the step env */
-    const char *node_name;
+    const char *node_name;           /**< this node's Slurm name (slurmstepd's own env) */
 } ng_step_input;
 
 /** Build the step's plan (topology, gres order, CPUs, predicted GPUs).

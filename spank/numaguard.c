@@ -227,6 +227,27 @@ static int user_cpu_bind(spank_t sp)
     return type[0] && strstr(type, "none") == NULL;
 }
 
+/* This node's Slurm name for gres.conf NodeName= records. Read from
+ * slurmstepd's OWN environment (getenv): slurmstepd sets SLURMD_NODENAME
+ * there from slurmd's configuration, one value per slurmd even with several
+ * on one host (seen on 22.05, 24.11 and 26.05: t-slurm-sharedgres.sh).
+ * Never the job's environment (spank_getenv): in user_init that still holds
+ * whatever the user exported; slurmstepd writes the task's copy later.
+ * Fallback: the short host name, slurmd's default node name. */
+static const char *stepd_node_name(char *buf, size_t len)
+{
+    const char *n = getenv("SLURMD_NODENAME");
+    if (n && *n && strlen(n) < len) {
+        memcpy(buf, n, strlen(n) + 1);
+        return buf;
+    }
+    if (gethostname(buf, len) != 0)
+        return NULL;
+    buf[len - 1] = '\0';
+    buf[strcspn(buf, ".")] = '\0';
+    return buf[0] ? buf : NULL;
+}
+
 int slurm_spank_user_init(spank_t sp, int argc, char **argv)
 {
     (void)argc;
@@ -259,9 +280,11 @@ int slurm_spank_user_init(spank_t sp, int argc, char **argv)
     in.cpus_per_task = cpt;
     in.step_cores = cores;
     in.step_gpus = job_env(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus);
-    in.node_name = job_env(sp, "SLURMD_NODENAME", node, sizeof node);
+    in.node_name = stepd_node_name(node, sizeof node);
     g_step.user_cpu_bind = user_cpu_bind(sp);
     ng_step_plan(&g_step, &g_conf, &in);   /* failure recorded in g_step */
+    if (g_step.gres_warning[0])   /* for the admin (slurmd log); task 0 tells the user */
+        slurm_info("numaguard: node %s: %s", node, g_step.gres_warning);
     return 0;
 }
 
@@ -406,6 +429,8 @@ static void report_plan_warnings(uint32_t local)
                  g_step.plan_only ? ", plan only (topology is not this machine)" : "");
     if (g_step.quiet)
         return;
+    if (g_step.gres_warning[0])
+        task_say("numaguard: warning: %s\n", g_step.gres_warning);
     for (unsigned i = 0; i < ng_plan_warning_count(g_step.plan); i++)
         task_say("numaguard: warning: %s\n", ng_plan_warning(g_step.plan, i));
 }

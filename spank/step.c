@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int step_fail(ng_step *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int step_fail(ng_step *step, const char *fmt, ...)
@@ -106,6 +107,19 @@ static void gres_conf_path(const ng_spank_conf *conf, char *buf, size_t len)
         snprintf(buf, len, "/etc/slurm/gres.conf");
 }
 
+/* gres.conf unusable: GPU indices are then read as positions in PCI bus
+ * order (AutoDetect's order), which a hand-written File= order need not
+ * be, so say so. No gres.conf at all (AutoDetect-only sites without one,
+ * nodes without GPUs) stays quiet. */
+static void gres_conf_warning(ng_step *step, const char *path, const char *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return;
+    snprintf(step->gres_warning, sizeof step->gres_warning,
+             "%s; GPU indices are read in PCI bus order instead", err);
+}
+
 /* The step's GPUs on this node, in Slurm's gres index order (the order in
  * SLURM_STEP_GPUS), as topology indices. One lookup per index keeps that
  * order (ng_task_gpus sorts its answer). */
@@ -193,7 +207,8 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
         if (ng_gres_order_from_conf(&step->order, path, in->node_name,
                                     conf->fsroot[0] ? conf->fsroot : NULL, err, sizeof err) == 0)
             step->have_order = 1;
-        /* else: ng_task_gpus falls back to CUDA_VISIBLE_DEVICES and friends */
+        else
+            gres_conf_warning(step, path, err);
     }
     if (predict_gpus(step, conf, in) < 0)
         return -1;

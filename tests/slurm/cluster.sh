@@ -30,6 +30,9 @@
 #   NGC_GPUS            fake NVIDIA GPUs per node: "auto" (default: one per
 #                       NVIDIA GPU of NGC_TOPOLOGY, bus order), or a number
 #   NGC_GPU_BUSIDS      explicit space-separated bus ids (overrides auto)
+#   NGC_GRES_TEMPLATE   gres.conf text instead of one Name=gpu line; @DEV@
+#                       stands for the fake device directory (shared
+#                       gres.conf tests: NodeName= records for several nodes)
 #   NGC_PLUGSTACK       plugstack.conf contents (default: empty file)
 #   NGC_SLURM_EXTRA     extra slurm.conf lines
 #
@@ -261,7 +264,10 @@ ngc_write_config() {
     # Slurm's gres.conf names the device files by their host path; the
     # plugin's copy names them as the node under fsroot sees them
     # (/dev/nvidiaN), since the library reads gres.conf paths under fsroot.
-    if [ "$ngpus" -gt 0 ]; then
+    if [ -n "${NGC_GRES_TEMPLATE:-}" ]; then
+        printf '%s\n' "${NGC_GRES_TEMPLATE//@DEV@/$NGC_FSROOT/dev}" >"$NGC_GRES_CONF"
+        printf '%s\n' "${NGC_GRES_TEMPLATE//@DEV@//dev}" >"$NGC_PLUGIN_GRES_CONF"
+    elif [ "$ngpus" -gt 0 ]; then
         printf 'Name=gpu File=%s/dev/nvidia[0-%d]\n' "$NGC_FSROOT" $((ngpus - 1)) >"$NGC_GRES_CONF"
         printf 'Name=gpu File=/dev/nvidia[0-%d]\n' $((ngpus - 1)) >"$NGC_PLUGIN_GRES_CONF"
     else

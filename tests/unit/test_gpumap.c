@@ -128,16 +128,17 @@ static void test_files(void)
            !strcmp(order_str(&o, NULL), "/dev/nvidia2,/dev/nvidia0,/dev/nvidia1,/dev/nvidia3"),
        "several File= values and lists keep the written order (no sorting)");
     ng_gres_order_free(&o);
-    const char *c[] = {"/dev/dri/renderD[128-129,131],/dev/x[08-10]y"};
+    const char *c[] = {"/dev/dri/renderD[128-129,131],/dev/x[08-10]"};
     ok(!ng_gres_order_from_files(&o, c, 1, err, sizeof(err)) &&
            !strcmp(order_str(&o, NULL), "/dev/dri/renderD128,/dev/dri/renderD129,"
-                                        "/dev/dri/renderD131,/dev/x08y,/dev/x09y,/dev/x10y"),
-       "ranges with commas, zero padding and a suffix");
+                                        "/dev/dri/renderD131,/dev/x08,/dev/x09,/dev/x10"),
+       "ranges with commas and zero padding");
     ng_gres_order_free(&o);
     struct { const char *spec, *msg; } bad[] = {
         {"/dev/nvidia[3-1]", "reversed"}, {"/dev/nvidia[0-", "missing ']'"},
         {"/dev/nvidia[]", "empty []"}, {"", "empty"}, {"/dev/a,,/dev/b", "empty name"},
         {"/dev/nvidia[0-999]", "range larger"}, {"/dev/n[a-b]", "expected a number"},
+        {"/dev/nvidia[0-1]x", "text after the last ']'"},
     };
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *s[] = {bad[i].spec};
@@ -147,6 +148,36 @@ static void test_files(void)
                 "File='%s' is refused (%s)", bad[i].spec, bad[i].msg))
             tap_diag("rc %d err '%s'", rc, err);
     }
+}
+
+/* One gres.conf for the whole cluster (issue 12): only this node's records. */
+static void test_shared_conf(void)
+{
+    const char *shared =
+        "NodeName=other[01-04] Name=gpu File=/dev/nvidia[7,6,5,4,3,2,1,0]\n"
+        "NodeName=ng1 Name=gpu File=/dev/nvidia[0-3]\n"
+        "NodeName=ng[2-3],big Name=gpu File=/dev/nvidia[4-5]\n"
+        "Name=gpu File=/dev/nvidia9\n";
+    check_conf(shared, "ng1", NULL, "/dev/nvidia0,/dev/nvidia1,/dev/nvidia2,/dev/nvidia3,"
+               "/dev/nvidia9", "shared: ng1 takes its record and the NodeName-less one");
+    check_conf(shared, "ng2", NULL, "/dev/nvidia4,/dev/nvidia5,/dev/nvidia9",
+               "shared: ng2 matches NodeName=ng[2-3],big");
+    check_conf(shared, "other03", NULL, "/dev/nvidia7,/dev/nvidia6,/dev/nvidia5,/dev/nvidia4,"
+               "/dev/nvidia3,/dev/nvidia2,/dev/nvidia1,/dev/nvidia0,/dev/nvidia9",
+               "shared: other03 keeps its reversed File= order");
+    check_conf(shared, "other3", NULL, "/dev/nvidia9",
+               "shared: other3 is not other03 (exact names, as slurmd)");
+    check_conf("NodeName=other[01-04] Name=gpu File=/dev/nvidia[0-1]\n"
+               "NodeName=ng2 Name=gpu File=/dev/nvidia[0-1]\n", "ng1", NULL,
+               "ERR:none of its 2 Name=gpu records names node 'ng1'",
+               "shared: no record for this node is an error naming the node");
+    check_conf("NodeName=other[01-04] Name=gpu File=/dev/nvidia[0-1]\nAutoDetect=off\n", "ng1",
+               NULL, "ERR:names node 'ng1'", "shared: AutoDetect=off does not hide the mismatch");
+    check_conf("NodeName=ng1 Name=gpu File=/dev/nvidia0\nNodeName=ng[1-2 Name=gpu File=/dev/x\n",
+               "ng1", NULL, "ERR:gres.conf line 2: NodeName='ng[1-2': missing ']'",
+               "shared: a malformed NodeName= names its line");
+    check_conf("NodeName=other1 Name=mps Count=100\n", "ng1", NULL, "",
+               "shared: only other nodes' non-gpu records: no GPUs, no error");
 }
 
 static void test_conf(void)
@@ -169,6 +200,7 @@ static void test_conf(void)
     check_conf("Name=gpu File=/dev/nvidia[0-1\n", NULL, NULL, "ERR:missing ']'", "bad range");
     check_conf("Name=gpu Fileo\n", NULL, NULL, "ERR:not Key=Value", "junk token");
     check_conf("AutoDetect=magic\n", NULL, NULL, "ERR:AutoDetect=magic", "unknown AutoDetect");
+    test_shared_conf();
     ng_gres_order o;
     char err[256] = "";
     ok(ng_gres_order_from_conf(&o, "/nonexistent/gres.conf", NULL, NULL, err, sizeof(err)) == -1 &&
