@@ -75,32 +75,36 @@ def omp_env(t, smt=False, force=False):
     e = {k: v for k in ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                         "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                         "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS"]}
-    e["OMP_PLACES"] = "threads" if smt else "cores"
-    e["OMP_PROC_BIND"] = "close"
-    return e
+    return e  # OMP_PLACES/OMP_PROC_BIND only with --omp-guard=...,bind (and in apply)
 
 
-# 4 H100 on a 2-socket SNC4 node: each task gets its GPU's NUMA node (14 cores, SMT2).
+# 4 H100 on a 2-socket SNC4 node, whole node: each task gets 28 cores, its
+# GPU's NUMA node plus the neighbouring node of the same socket (the whole
+# allocation is used; planner v1 left 56 of 112 cores idle).
 check_plan("xe8640 4 tasks x 1 GPU local", XE, ["--tasks", "4", "--gpus-per-task", "1", "--omp-guard"],
-           cpus=[XE_NODE[3], XE_NODE[1], XE_NODE[7], XE_NODE[5]], mems=[[3], [1], [7], [5]],
-           mode="bind", threads=[14] * 4,
+           cpus=["28-55,140-167", "0-27,112-139", "84-111,196-223", "56-83,168-195"],
+           mems=[[2, 3], [0, 1], [6, 7], [4, 5]],
+           mode="bind", threads=[28] * 4,
            gpus=[["0000:4e:00.0"], ["0000:5f:00.0"], ["0000:cb:00.0"], ["0000:db:00.0"]],
            warn="", env=omp_env)
 check_plan("xe8640 smt threads", XE, ["--tasks", "4", "--gpus-per-task", "1", "--numa-policy", "local,smt",
-                                      "--omp-guard"], threads=[28] * 4,
+                                      "--omp-guard"], threads=[56] * 4,
            env=lambda t: omp_env(t, smt=True))
-# 2 GPUs per task: the union of the two GPUs' nodes, bound memory on both.
+# 2 GPUs per task: the two GPUs' socket (both their nodes and the two others).
 check_plan("xe8640 2 tasks x 2 GPUs", XE, ["--tasks", "2", "--gpus-per-task", "2"],
-           cpus=["14-27,42-55,126-139,154-167", "70-83,98-111,182-195,210-223"],
-           mems=[[1, 3], [5, 7]], threads=[28, 28])
-# 8 tasks on 4 GPUs' nodes: two tasks per GPU split its node 7+7 cores.
+           cpus=["0-55,112-167", "56-111,168-223"],
+           mems=[[0, 1, 2, 3], [4, 5, 6, 7]], threads=[56, 56])
+# 8 tasks on 4 GPUs: two tasks per GPU, 14 cores each; each keeps half of its
+# GPU's node and takes half of the neighbouring node of the same socket.
 check_plan("xe8640 8 tasks on 4 GPUs (--task-gpus)", XE,
            ["--tasks", "8", "--task-gpus", "0;0;1;1;2;2;3;3"],
-           cpus=["42-48,154-160", "49-55,161-167", "14-20,126-132", "21-27,133-139",
-                 "98-104,210-216", "105-111,217-223", "70-76,182-188", "77-83,189-195"],
-           threads=[7] * 8)
+           cpus=["28-34,42-48,140-146,154-160", "35-41,49-55,147-153,161-167",
+                 "0-6,14-20,112-118,126-132", "7-13,21-27,119-125,133-139",
+                 "84-90,98-104,196-202,210-216", "91-97,105-111,203-209,217-223",
+                 "56-62,70-76,168-174,182-188", "63-69,77-83,175-181,189-195"],
+           threads=[14] * 8)
 check_plan("xe8640 bus ids in --task-gpus", XE, ["--tasks", "2", "--task-gpus", "0000:db:00.0;5f:00.0"],
-           cpus=[XE_NODE[5], XE_NODE[1]], gpus=[["0000:db:00.0"], ["0000:5f:00.0"]])
+           cpus=["56-111,168-223", "0-55,112-167"], gpus=[["0000:db:00.0"], ["0000:5f:00.0"]])
 # Slurm -c 4 on SMT2 = 2 whole cores per task.
 check_plan("xe8640 -c 4 caps slices", XE, ["--tasks", "4", "--gpus-per-task", "1", "--cpus-per-task", "4"],
            cpus=["42-43,154-155", "14-15,126-127", "98-99,210-211", "70-71,182-183"],
@@ -121,11 +125,11 @@ if p:
     ok(used <= set(range(0, 14)) | set(range(28, 42)) | set(range(112, 126)) | set(range(140, 154)),
        "xe8640 socket-0 step: remote GPU tasks use the free socket-0 nodes 0 and 2", json.dumps(p)[:800])
 
+JUWELS4 = ["12-23,60-71", "0-11,48-59", "36-47,84-95", "24-35,72-83"]
 check_plan("juwels NPS4 4 tasks x 1 A100", JUWELS, ["--tasks", "4", "--gpus-per-task", "1"],
-           cpus=["18-23,66-71", "6-11,54-59", "42-47,90-95", "30-35,78-83"], mems=[[3], [1], [7], [5]])
+           cpus=JUWELS4, mems=[[2, 3], [0, 1], [6, 7], [4, 5]])
 check_plan("juwels hwloc1 XML gives the same plan", "juwels-booster-4xa100-epyc7402-nps4-hwloc1.xml",
-           ["--tasks", "4", "--gpus-per-task", "1"],
-           cpus=["18-23,66-71", "6-11,54-59", "42-47,90-95", "30-35,78-83"])
+           ["--tasks", "4", "--gpus-per-task", "1"], cpus=JUWELS4)
 # CPU-only tasks spread evenly: 8 tasks = one per NUMA node; 2 tasks = one per socket.
 check_plan("juwels 8 CPU-only tasks, one per NUMA node", JUWELS, ["--tasks", "8"],
            mems=[[i] for i in range(8)], threads=[6] * 8)
@@ -140,8 +144,8 @@ check_plan("corona-rome 8 tasks x 1 MI50", "corona-rome-8xmi50-rsmi.xml", ["--ta
            mems=[[0]] * 4 + [[1]] * 4, threads=[6] * 8)
 # Memory-only nodes: only when asked (cpuless), and a GPU's own GPU-memory node.
 W = "witherspoon-p9-6xv100-gpumem-numa.xml"
-check_plan("witherspoon local without cpuless", W, ["--tasks", "2", "--gpus-per-task", "1"],
-           mems=[[0], [0]])
+check_plan("witherspoon local without cpuless", W, ["--tasks", "6", "--gpus-per-task", "1"],
+           mems=[[0]] * 3 + [[8]] * 3)
 check_plan("witherspoon local,cpuless adds the GPU's own memory node", W,
            ["--tasks", "6", "--gpus-per-task", "1", "--numa-policy", "local,cpuless"],
            mems=[[0, 255], [0, 254], [0, 253], [8, 252], [8, 251], [8, 250]])
@@ -154,21 +158,93 @@ check_plan("heteromem weighted:0,2 names nodes", Q, ["--tasks", "1", "--numa-pol
            mems=[[0, 2]], mode="weighted_interleave")
 check_plan("heteromem prefer", Q, ["--tasks", "2", "--numa-policy", "prefer"], mode="preferred_many")
 check_plan("none leaves CPUs and memory alone", XE, ["--tasks", "4", "--gpus-per-task", "1", "--numa-policy", "none"],
-           cpus=[""] * 4, mode="none", threads=[14] * 4)
+           cpus=[""] * 4, mode="none", threads=[28] * 4)
 check_plan("KNL flat: MCDRAM never bound without cpuless", "knl-7250-quad-flat-hwloc1.xml",
            ["--tasks", "4"], mems=[[0]] * 4)
 check_plan("KNL flat: local,cpuless adds MCDRAM", "knl-7250-quad-flat-hwloc1.xml",
            ["--tasks", "1", "--numa-policy", "local,cpuless"], mems=[[0, 1]])
 check_plan("more tasks than cores share, with a warning", "xeon-4s-offline-pus.xml", ["--tasks", "9"],
            warn="share")
-# Fewer cores than tasks: shared cores are spread evenly, home first.
-check_plan("4 tasks on 2 cores share them evenly", "g4dn-metal-8xt4.xml",
+# Fewer cores than tasks: shared evenly (2 per core), inside the GPUs' home
+# (core 0, socket 0) up to that load before the other socket's core 24.
+check_plan("4 tasks on 2 cores share them evenly, home first", "g4dn-metal-8xt4.xml",
            ["--tasks", "4", "--task-gpus", "0,1;0,1;0,1;0,1", "--cpus", "0,24"],
-           cpus=["0", "24", "0", "24"], warn="share")
+           cpus=["0", "0", "24", "24"], warn="share")
+
+# ---- Planner v2 regression cases (issue 10), pinned exactly ----------------
+# -c is a size: 8 cores (16 PUs) asked, 16 allocated, 6 local to the GPU ->
+# the 6 local ones plus 2 of the same socket's node 2 (v1 gave 6).
+check_plan("xe8640 -c 16 on a partial allocation gets 8 cores", XE,
+           ["--tasks", "1", "--gpus-per-task", "1", "--cpus-per-task", "16",
+            "--cpus", "40-47,56-63,152-159,168-175"],
+           cpus=["40-47,152-159"], mems=[[2, 3]], threads=[8])
+# corona-naples: -c 24 (12 cores) on 12 allocated cores, 1 of them GPU-local (v1 gave 1).
+check_plan("corona-naples -c 24 on 12 cores gets all 12", "corona-naples-4xmi50-opencl.xml",
+           ["--tasks", "1", "--gpus-per-task", "1", "--cpus-per-task", "24",
+            "--cpus", "0-6,18-22,48-54,66-70"],
+           cpus=["0-6,18-22,48-54,66-70"], threads=[12])
+# +1s on node boundaries: 4 nodes of 7 cores on 2 sockets, 8 tasks: same sizes
+# as v1 (4,4,4,4,3,3,3,3) but no task straddles.
+check_plan("8 CPU-only tasks on 4 nodes of 7 cores: no straddle", XE,
+           ["--tasks", "8", "--cpus", "0-6,14-20,56-62,70-76,112-118,126-132,168-174,182-188"],
+           cpus=["0-3,112-115", "4-6,116-118", "14-17,126-129", "18-20,130-132",
+                 "56-59,168-171", "60-62,172-174", "70-73,182-185", "74-76,186-188"],
+           mems=[[0], [0], [1], [1], [4], [4], [5], [5]])
+# XE8640 10 cores over the socket boundary (7 on node 3, 3 on node 4): 3,2,2,3
+# cut at 55/56 (v1: 3,3,2,2 with a 2-core task across sockets).
+check_plan("xe8640 4 tasks over the socket boundary: cut at 55/56", XE,
+           ["--tasks", "4", "--cpus", "49-58,161-170"],
+           cpus=["49-51,161-163", "52-53,164-165", "54-55,166-167", "56-58,168-170"],
+           mems=[[3], [3], [3], [4]])
+# g4dn: 12 cores on socket 0, 6 on socket 1: 4/4/4/6 aligned (v1: 5,5,4,4 with
+# a 2+2 cross-socket task).
+check_plan("g4dn 4 tasks on 12+6 cores: NUMA-aligned 4/4/4/6", "g4dn-metal-8xt4.xml",
+           ["--tasks", "4", "--cpus", "12-29,60-77"],
+           cpus=["12-15,60-63", "16-19,64-67", "20-23,68-71", "24-29,72-77"],
+           mems=[[0], [0], [0], [1]])
+# GPU crowding: 16 tasks on DGX-2's 4 cores share inside their GPU's socket
+# (v1 put 8 on the wrong socket).
+check_plan("dgx2 16 tasks x 1 GPU share inside their socket", "dgx2-16xv100.xml",
+           ["--tasks", "16", "--gpus-per-task", "1"],
+           cpus=["0", "1"] * 4 + ["24", "25"] * 4, mems=[[0]] * 8 + [[1]] * 8, warn="share")
+# Remote GPUs whose nearest nodes tie (socket-0 step, GPUs on socket 1): one
+# node each, spread over the free nodes (v1 bound both to nodes 0 and 2).
+check_plan("xe8640 remote GPUs with tied nearest nodes bind one node each", XE,
+           ["--tasks", "4", "--gpus-per-task", "1", "--cpus", "0-55,112-167"],
+           cpus=[XE_NODE[3], XE_NODE[1], "0-13,112-125", "28-41,140-153"],
+           mems=[[3], [1], [0], [2]])
+# NPS4 EPYC + 4 A100, whole node: 16 of 64 cores per task, GPU's node + neighbour.
+check_plan("meluxina 4 tasks x 1 A100 use all 64 cores", "meluxina-4xa100-epyc7452-nps4-hwloc1.xml",
+           ["--tasks", "4", "--gpus-per-task", "1"],
+           cpus=["16-31,80-95", "0-15,64-79", "48-63,112-127", "32-47,96-111"],
+           mems=[[2, 3], [0, 1], [6, 7], [4, 5]], threads=[16] * 4)
+# One GPU task on a whole node uses the node (v1: its 16 local cores of 128).
+check_plan("jusuf 1 GPU task uses the whole node", "jusuf-1xv100-epyc7742-nps4-hwloc1.xml",
+           ["--tasks", "1", "--gpus-per-task", "1"], cpus=["0-255"], threads=[128])
+# Memoryless CPUs (node 0 offline): attached to node 1, memory bound there.
+check_plan("offline node 0: memoryless CPUs bind the one attached node",
+           "r630-offline-cpus-offline-node0.xml", ["--tasks", "2"],
+           cpus=["4-5,7,9,11,13,15,17,19", "6,8,10,12,14,16,18,20"], mems=[[1], [1]])
+# GH200 model: one task per superchip, its 72 Grace cores; GPU memory only with cpuless.
+GH = "gh200-4superchip-synthetic.xml"
+check_plan("gh200 4 tasks x 1 GPU: one Grace each", GH, ["--tasks", "4", "--gpus-per-task", "1"],
+           cpus=["0-71", "72-143", "144-215", "216-287"], mems=[[0], [1], [2], [3]])
+check_plan("gh200 local,cpuless adds the GPU's 8 memory nodes", GH,
+           ["--tasks", "2", "--task-gpus", "1;3", "--cpus-per-task", "72", "--numa-policy", "local,cpuless"],
+           mems=[[1] + list(range(12, 20)), [3] + list(range(28, 36))])
+# prefer: the task's domains plus its GPU's node (here a remote GPU: the step
+# has only node 2; local binds node 2 alone, prefer names node 3 as well).
+check_plan("xe8640 remote GPU, local: the task's node only", XE,
+           ["--tasks", "1", "--gpus-per-task", "1", "--cpus", "28-41,140-153"], mems=[[2]])
+check_plan("xe8640 remote GPU, prefer: the task's node and the GPU's", XE,
+           ["--tasks", "1", "--gpus-per-task", "1", "--cpus", "28-41,140-153",
+            "--numa-policy", "prefer"], mems=[[2, 3]], mode="preferred_many")
 check_plan("offline node 0: memory falls back to the node that exists",
            "r630-offline-cpus-offline-node0.xml", ["--tasks", "2"], mems=[[1], [1]])
 check_plan("--omp-guard=3,force", XE, ["--tasks", "1", "--gpus-per-task", "1", "--omp-guard=3,force"],
-           env=lambda t: {**{k: "3" for k in omp_env(t)}, "OMP_PLACES": "cores", "OMP_PROC_BIND": "spread"})
+           env=lambda t: {k: "3" for k in omp_env(t)})
+check_plan("--omp-guard=3,bind", XE, ["--tasks", "1", "--gpus-per-task", "1", "--omp-guard=3,bind"],
+           env=lambda t: {**{k: "3" for k in omp_env(t)}, "OMP_PROC_BIND": "spread"})
 
 # JSON shape of topo.
 rc, out, err = run("topo", "--topology", f"{TOPO}/{XE}", "--json")

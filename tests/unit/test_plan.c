@@ -1,8 +1,12 @@
 /* Planner properties over every topology in tests/topologies x a grid of job
- * shapes: disjoint, inside the allowed set, balanced, GPU-local when
- * possible, SMT siblings together, memory never on CPU-less nodes unless
- * asked, threads = cores owned, and the same input gives the same output.
- * One TAP line per (topology, shape family); the first violation is named. */
+ * shapes: disjoint, inside the allowed set, -c a size when the step has the
+ * cores, GPU tasks keep a home core and leave their GPU's package only when
+ * it is full, tasks = GPUs on a whole node use >= 90% of the cores, SMT
+ * siblings together, memory never on CPU-less nodes unless asked and = the
+ * task's domains' nodes, threads = cores owned, adding a free core never adds
+ * a straddling task, and the same input gives the same output.
+ * One TAP line per (topology, shape family); the first violation is named.
+ * The cutting objective itself is tested in test_plan_cut.c. */
 #include "numaguard.h"
 #include "tap.h"
 
@@ -105,6 +109,119 @@ static int same_plan(const ng_plan *a, const ng_plan *b)
     return ng_plan_warning_count(a) == ng_plan_warning_count(b);
 }
 
+static unsigned smt_max(const ng_topology *topo, hwloc_const_bitmap_t allowed)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    unsigned m = 1;
+    int i;
+    hwloc_bitmap_foreach_begin(i, allowed) {
+        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(hw, (unsigned)i);
+        hwloc_obj_t core = pu ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_CORE, pu) : NULL;
+        if (core) {
+            hwloc_bitmap_t s = hwloc_bitmap_alloc();
+            hwloc_bitmap_and(s, core->cpuset, allowed);
+            if ((unsigned)hwloc_bitmap_weight(s) > m)
+                m = (unsigned)hwloc_bitmap_weight(s);
+            hwloc_bitmap_free(s);
+        }
+    } hwloc_bitmap_foreach_end();
+    return m;
+}
+
+/* PUs of the packages holding @cpus. */
+static void packages_of(const ng_topology *topo, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    hwloc_bitmap_zero(out);
+    int i;
+    hwloc_bitmap_foreach_begin(i, cpus) {
+        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(hw, (unsigned)i);
+        hwloc_obj_t pk = pu ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, pu) : NULL;
+        if (pk)
+            hwloc_bitmap_or(out, out, pk->cpuset);
+    } hwloc_bitmap_foreach_end();
+}
+
+static int check_gpu_task(const ng_topology *topo, const ng_plan *plan, const ng_task_plan *tp,
+                          hwloc_const_bitmap_t allowed, char *why, size_t len)
+{
+    hwloc_bitmap_t local = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc(),
+                   used = hwloc_bitmap_alloc(), out = hwloc_bitmap_alloc();
+    int good = 1;
+    unsigned mates = 0;
+    for (unsigned k = 0; k < tp->n_gpus; k++)
+        hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
+    hwloc_bitmap_and(local, local, allowed);
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        const ng_task_plan *o = ng_plan_task(plan, t);
+        hwloc_bitmap_or(used, used, o->cpus);
+        hwloc_bitmap_t theirs = hwloc_bitmap_alloc();
+        for (unsigned k = 0; k < o->n_gpus; k++)
+            hwloc_bitmap_or(theirs, theirs, ng_topology_gpu(topo, (unsigned)o->gpus[k])->cpus);
+        mates += hwloc_bitmap_intersects(theirs, local);
+        hwloc_bitmap_free(theirs);
+    }
+    if (hwloc_bitmap_iszero(local)) {
+        if (!tp->gpu_remote) {
+            snprintf(why, len, "task %u: GPU has no local CPU but gpu_remote not set", tp->local_id);
+            good = 0;
+        }
+    } else if (!tp->shares_cores) {
+        if (count_units(topo, local) >= mates && !hwloc_bitmap_intersects(tp->cpus, local)) {
+            snprintf(why, len, "task %u: no core local to its GPU(s)", tp->local_id);
+            good = 0;
+        }
+        packages_of(topo, local, pk);
+        hwloc_bitmap_and(pk, pk, allowed);
+        hwloc_bitmap_andnot(out, tp->cpus, pk);
+        if (good && !hwloc_bitmap_iszero(pk) && !hwloc_bitmap_iszero(out) &&
+            !hwloc_bitmap_isincluded(pk, used)) {
+            snprintf(why, len, "task %u: off its GPU's package while the package has free cores",
+                     tp->local_id);
+            good = 0;
+        }
+    }
+    hwloc_bitmap_free(local);
+    hwloc_bitmap_free(pk);
+    hwloc_bitmap_free(used);
+    hwloc_bitmap_free(out);
+    return good;
+}
+
+/* local/prefer: memory = the task's CPUs' nodes with memory; CPUs of no such
+ * node add ONE node (their attachment); prefer may add its GPUs' nodes. */
+static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, int prefer,
+                             char *why, size_t len)
+{
+    hwloc_bitmap_t want = hwloc_bitmap_alloc(), covered = hwloc_bitmap_alloc(),
+                   extra = hwloc_bitmap_alloc();
+    for (unsigned n = 0; n < ng_topology_numa_count(topo); n++) {
+        const ng_numa_info *ni = ng_topology_numa(topo, n);
+        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus)) {
+            hwloc_bitmap_set(want, ni->os_index);
+            hwloc_bitmap_or(covered, covered, ni->cpus);
+        }
+    }
+    int memoryless = !hwloc_bitmap_isincluded(tp->cpus, covered);
+    hwloc_bitmap_andnot(extra, tp->mem_nodes, want);
+    if (prefer)
+        for (unsigned k = 0; k < tp->n_gpus; k++)
+            hwloc_bitmap_andnot(extra, extra, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->numa_nodes);
+    int good = 1;
+    if (!hwloc_bitmap_isincluded(want, tp->mem_nodes)) {
+        snprintf(why, len, "task %u: memory misses a node of its CPUs", tp->local_id);
+        good = 0;
+    } else if (hwloc_bitmap_weight(extra) > memoryless) {
+        snprintf(why, len, "task %u: memory on %d node(s) beyond its CPUs' (memoryless: %d)",
+                 tp->local_id, hwloc_bitmap_weight(extra), memoryless);
+        good = 0;
+    }
+    hwloc_bitmap_free(want);
+    hwloc_bitmap_free(covered);
+    hwloc_bitmap_free(extra);
+    return good;
+}
+
 /* Check every property of one plan; writes the first violation into why. */
 static int check_plan(const ng_topology *topo, const ng_plan_request *req,
                       const ng_plan *plan, hwloc_const_bitmap_t allowed,
@@ -119,7 +236,6 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
         if (ng_topology_numa(topo, i)->has_cpus)
             hwloc_bitmap_set(cpu_nodes, ng_topology_numa(topo, i)->os_index);
     int bind = req->policy.kind != NG_POLICY_NONE;
-    int crowded = has_warning(plan, "not enough cores local");
     for (unsigned t = 0; t < nt && !bad; t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         hwloc_const_bitmap_t cpus = tp->cpus;
@@ -160,39 +276,22 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
         if (units >= nt && tp->threads != want_threads) {
             snprintf(why, len, "task %u: threads %u, owns %u", t, tp->threads, want_threads); bad = 1; break;
         }
-        if (req->cpus_per_task && units >= nt * 1u) {
-            /* -c caps the slice. */
-            unsigned smt_max = 1;
-            hwloc_bitmap_foreach_begin(i, allowed) {
-                hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(hw, (unsigned)i);
-                hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_CORE, pu);
-                if (core) {
-                    hwloc_bitmap_t s = hwloc_bitmap_alloc();
-                    hwloc_bitmap_and(s, core->cpuset, allowed);
-                    if ((unsigned)hwloc_bitmap_weight(s) > smt_max) smt_max = (unsigned)hwloc_bitmap_weight(s);
-                    hwloc_bitmap_free(s);
-                }
-            } hwloc_bitmap_foreach_end();
-            unsigned cap = (req->cpus_per_task + smt_max - 1) / smt_max;
+        if (req->cpus_per_task) {
+            /* -c is a size when the step has the cores, else a cap. */
+            unsigned cap = (req->cpus_per_task + smt_max(topo, allowed) - 1) / smt_max(topo, allowed);
             if (cores > cap) {
-                snprintf(why, len, "task %u: %u cores exceed -c %u (cap %u cores)", t, cores,
+                snprintf(why, len, "task %u: %u cores exceed -c %u (%u cores)", t, cores,
                          req->cpus_per_task, cap); bad = 1; break;
             }
+            if (units >= nt * cap && cores < cap) {
+                snprintf(why, len, "task %u: %u cores, -c %u asks %u and the step has them", t,
+                         cores, req->cpus_per_task, cap); bad = 1; break;
+            }
         }
-        /* GPU locality: inside the GPUs' local CPUs when the step has any. */
-        if (tp->n_gpus && !crowded) {
-            hwloc_bitmap_t local = hwloc_bitmap_alloc();
-            for (unsigned k = 0; k < tp->n_gpus; k++)
-                hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
-            hwloc_bitmap_and(local, local, allowed);
-            if (!hwloc_bitmap_iszero(local) && !hwloc_bitmap_isincluded(cpus, local)) {
-                snprintf(why, len, "task %u: not on its GPUs' local CPUs", t); bad = 1;
-            }
-            if (hwloc_bitmap_iszero(local) && !tp->gpu_remote) {
-                snprintf(why, len, "task %u: GPU has no local CPU but gpu_remote not set", t); bad = 1;
-            }
-            hwloc_bitmap_free(local);
-            if (bad) break;
+        /* GPU tasks: a core of their home (when the home has one per task of
+         * its GPUs), and off their GPU's package only when it is full. */
+        if (tp->n_gpus && units >= nt && !check_gpu_task(topo, plan, tp, allowed, why, len)) {
+            bad = 1; break;
         }
         /* Memory: CPU-less nodes only when asked for. */
         if (tp->mem_nodes && !(req->policy.mods & NG_MOD_CPULESS) && !req->policy.has_nodes &&
@@ -203,19 +302,9 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
             snprintf(why, len, "task %u: local policy gives mode %s", t, ng_mem_mode_name(tp->mem_mode)); bad = 1; break;
         }
         if ((req->policy.kind == NG_POLICY_LOCAL || req->policy.kind == NG_POLICY_PREFER) &&
-            !(req->policy.mods & NG_MOD_CPULESS)) {
-            /* Memory nodes = the CPU nodes of the task's CPUs. */
-            hwloc_bitmap_t want = hwloc_bitmap_alloc();
-            for (unsigned n = 0; n < ng_topology_numa_count(topo); n++) {
-                const ng_numa_info *ni = ng_topology_numa(topo, n);
-                if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, cpus))
-                    hwloc_bitmap_set(want, ni->os_index);
-            }
-            if (!hwloc_bitmap_iszero(want) && !hwloc_bitmap_isequal(want, tp->mem_nodes)) {
-                snprintf(why, len, "task %u: memory nodes differ from its CPUs' nodes", t); bad = 1;
-            }
-            hwloc_bitmap_free(want);
-            if (bad) break;
+            !(req->policy.mods & NG_MOD_CPULESS) &&
+            !check_task_memory(topo, tp, req->policy.kind == NG_POLICY_PREFER, why, len)) {
+            bad = 1; break;
         }
         if (req->omp.mode == NG_OMP_AUTO) {
             char want[32];
@@ -225,9 +314,16 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
             }
         }
     }
-    if (!bad && bind && units >= nt && max_cores > min_cores + 1) {
-        snprintf(why, len, "unbalanced: slices of %u..%u cores", min_cores, max_cores);
-        bad = 1;
+    (void)min_cores;
+    (void)max_cores;
+    /* Tasks = GPUs, one each, whole node, no -c: >= 90% of the cores used. */
+    if (!bad && bind && req->task_gpu_count && nt == ng_topology_gpu_count(topo) &&
+        !req->cpus_per_task && hwloc_bitmap_isequal(allowed, ng_topology_allowed_cpus(topo)) && units >= nt) {
+        unsigned used = count_units(topo, seen);
+        if (used * 10 < units * 9) {
+            snprintf(why, len, "tasks = GPUs use %u of %u cores", used, units);
+            bad = 1;
+        }
     }
     if (!bad && units < nt && !has_warning(plan, "share")) {
         snprintf(why, len, "more tasks than cores without a sharing warning");

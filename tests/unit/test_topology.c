@@ -36,6 +36,16 @@ static const struct {
      "INDEX 8,250-252: PCIBusID of 251 is 0035:04:00.0"},
     {"witherspoon-p9-6xv100-gpumem-numa.xml", "0035:05:00.0", "8", "250",
      "INDEX 8,250-252: PCIBusID of 250 is 0035:05:00.0"},
+    /* The GH200 model's GPU memory nodes have empty cpusets (hwloc's
+     * intersection finds none); their PCIBusID names their GPU. */
+    {"gh200-4superchip-synthetic.xml", "0009:01:00.0", "0", "4-11",
+     "INDEX 0: PCIBusID of 4-11 is 0009:01:00.0"},
+    {"gh200-4superchip-synthetic.xml", "0019:01:00.0", "1", "12-19",
+     "INDEX 1: PCIBusID of 12-19 is 0019:01:00.0"},
+    {"gh200-4superchip-synthetic.xml", "0029:01:00.0", "2", "20-27",
+     "INDEX 2: PCIBusID of 20-27 is 0029:01:00.0"},
+    {"gh200-4superchip-synthetic.xml", "0039:01:00.0", "3", "28-35",
+     "INDEX 3: PCIBusID of 28-35 is 0039:01:00.0"},
 };
 
 static char err[256];
@@ -274,6 +284,58 @@ static void check_numa_details(void)
         ok(ng_topology_distance(t, 0, 1) == 31, "knl distance(0,1) = 31");
         ng_topology_free(t);
     }
+}
+
+
+/* GH200 model: 36 NUMA nodes, 4 Grace nodes with CPUs, 32 GPU-memory nodes
+ * linked to their H100 by PCIBusID; CPU-less nodes never bind CPUs. */
+static void check_gh200(void)
+{
+    ng_topology *t = load("gh200-4superchip-synthetic.xml", 0, NULL);
+    if (!ok(t != NULL, "gh200 model loads"))
+        return;
+    ok(ng_topology_numa_count(t) == 36, "gh200: 36 NUMA nodes (got %u)", ng_topology_numa_count(t));
+    unsigned cpu_nodes = 0, gpu_nodes = 0;
+    for (unsigned i = 0; i < ng_topology_numa_count(t); i++) {
+        const ng_numa_info *n = ng_topology_numa(t, i);
+        cpu_nodes += n->has_cpus && n->kind == NG_MEM_DRAM && n->os_index < 4;
+        gpu_nodes += !n->has_cpus && n->kind == NG_MEM_GPU && hwloc_bitmap_iszero(n->cpus);
+    }
+    ok(cpu_nodes == 4 && gpu_nodes == 32, "gh200: nodes 0-3 DRAM with CPUs, 32 CPU-less GPU nodes "
+       "(got %u, %u)", cpu_nodes, gpu_nodes);
+    for (unsigned g = 0; g < ng_topology_gpu_count(t); g++) {
+        const ng_gpu_info *gi = ng_topology_gpu(t, g);
+        char want[32], cpus[32];
+        snprintf(want, sizeof want, "%u-%u", 4 + 8 * g, 11 + 8 * g);
+        snprintf(cpus, sizeof cpus, "%u-%u", 72 * g, 72 * g + 71);
+        ok(set_is(gi->memory_nodes, want) && set_is(gi->cpus, cpus) &&
+           hwloc_bitmap_weight(gi->numa_nodes) == 1 && hwloc_bitmap_first(gi->numa_nodes) == (int)g,
+           "gh200: GPU %s: memory nodes %s by PCIBusID, CPUs %s, node %u", gi->pci_bus_id,
+           fmt(gi->memory_nodes), fmt(gi->cpus), g);
+    }
+    ok(ng_topology_distance(t, 0, 1) == 40 && ng_topology_distance(t, 0, 4) == 80 &&
+       ng_topology_distance(t, 0, 12) == 120 && ng_topology_distance(t, 4, 5) == 255,
+       "gh200: distances 40 (Grace-Grace), 80 (own GPU memory), 120, 255");
+    /* No plan ever binds CPUs of a CPU-less node: every task's CPUs lie in
+     * nodes 0-3, and memory stays there unless cpuless is asked for. */
+    int good = 1;
+    for (unsigned nt = 1; nt <= 64 && good; nt *= 2) {
+        ng_plan_request req = {.ntasks = nt};
+        ng_policy_parse("local", &req.policy, err, sizeof err);
+        ng_plan *p = NULL;
+        if (ng_plan_compute(t, &req, &p, err, sizeof err) < 0) {
+            good = 0;
+            break;
+        }
+        for (unsigned k = 0; k < nt && good; k++) {
+            const ng_task_plan *tp = ng_plan_task(p, k);
+            good = hwloc_bitmap_first(tp->mem_nodes) >= 0 && hwloc_bitmap_last(tp->mem_nodes) <= 3 &&
+                   hwloc_bitmap_last(tp->cpus) <= 287 && !hwloc_bitmap_iszero(tp->cpus);
+        }
+        ng_plan_free(p);
+    }
+    ok(good, "gh200: plans of 1..64 tasks bind CPUs and memory of nodes 0-3 only");
+    ng_topology_free(t);
 }
 
 static void check_gpu_details(void)
@@ -531,6 +593,7 @@ int main(void)
     check_kinds();
     check_numa_details();
     check_gpu_details();
+    check_gh200();
     check_disallowed();
     check_errors();
     check_fsroot_evidence();
