@@ -438,6 +438,11 @@ typedef struct ng_task_plan {
     const ng_env_var *env;
     int shares_cores;                /**< 1 if another task shares a core */
     int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
+    /** The node of mem_nodes listed first (OS index), -1 if none: for
+     *  prefer its GPU's node, else (and for local) the node holding most of
+     *  its cores. The one node to use where only one can be named
+     *  (MPOL_PREFERRED on Linux < 5.15). */
+    int mem_first;
 } ng_task_plan;
 
 /** Opaque: the per-task plans of one step on one node, with warnings. */
