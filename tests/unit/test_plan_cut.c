@@ -1,0 +1,287 @@
+/* The cutting phase (lib/plan_cut.c) against an exhaustive oracle.
+ *
+ * Random synthetic domain vectors (1-6 domains of 1-9 cores, random
+ * symmetric distances) and lines built from every corpus topology: the
+ * chosen cut is never worse, by the objective, than any arrangement of the
+ * same sizes (every place for the +1s, enumerated), than the consecutive
+ * cut, or than the NUMA-aligned cut; when some arrangement of the same sizes
+ * straddles no domain, neither does the chosen cut; slices are disjoint runs
+ * of the line with the sizes asked for; the same input gives the same cut.
+ * Plus the issue's pinned examples. */
+#include "plan_internal.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXN 64
+#define MAXT 16
+
+static unsigned rng_state = 12345u;
+
+static unsigned rnd(unsigned n)
+{
+    rng_state = rng_state * 1103515245u + 12345u;
+    return (rng_state >> 8) % n;
+}
+
+typedef struct synth {
+    unsigned dom[MAXN];
+    unsigned dist[8 * 8];
+    ng_cut_line line;
+} synth;
+
+static void make_line(synth *y, const unsigned *sizes, unsigned nd)
+{
+    unsigned n = 0;
+    for (unsigned d = 0; d < nd; d++)
+        for (unsigned k = 0; k < sizes[d]; k++)
+            y->dom[n++] = d;
+    y->line.n = n;
+    y->line.dom = y->dom;
+    y->line.ndom = nd;
+    y->line.dist = y->dist;
+}
+
+/* Best score over every arrangement of e +1s among nt slices of s. */
+static int oracle_same_sizes(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                             ng_cut_score *best, unsigned *min_straddles)
+{
+    unsigned start[MAXT], len[MAXT];
+    int found = 0;
+    *min_straddles = ~0u;
+    for (unsigned mask = 0; mask < (1u << nt); mask++) {
+        if ((unsigned)__builtin_popcount(mask) != e)
+            continue;
+        unsigned pos = 0;
+        for (unsigned t = 0; t < nt; t++) {
+            start[t] = pos;
+            len[t] = s + ((mask >> t) & 1);
+            pos += len[t];
+        }
+        ng_cut_score sc;
+        ng_cut_score_of(line, nt, start, len, &sc);
+        if (sc.straddles < *min_straddles)
+            *min_straddles = sc.straddles;
+        if (!found || ng_cut_better(&sc, best))
+            *best = sc;
+        found = 1;
+    }
+    return found;
+}
+
+static int valid_cut(const ng_cut_line *line, unsigned nt, const unsigned *start,
+                     const unsigned *len, unsigned hi, char *why, size_t wl)
+{
+    unsigned char used[MAXN * 8] = {0};
+    for (unsigned t = 0; t < nt; t++) {
+        if (len[t] == 0 || start[t] + len[t] > line->n || len[t] > hi) {
+            snprintf(why, wl, "slice %u: [%u,+%u) out of the line of %u (hi %u)", t, start[t],
+                     len[t], line->n, hi);
+            return 0;
+        }
+        for (unsigned i = start[t]; i < start[t] + len[t]; i++) {
+            if (used[i]) {
+                snprintf(why, wl, "slice %u overlaps at %u", t, i);
+                return 0;
+            }
+            used[i] = 1;
+        }
+    }
+    return 1;
+}
+
+/* One instance: the chosen cut against the oracle. */
+static int check_instance(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                          unsigned lo, unsigned hi, char *why, size_t wl)
+{
+    unsigned start[MAXT], len[MAXT], start2[MAXT], len2[MAXT];
+    ng_cut_score chosen, again, best, other;
+    int fam = ng_cut_choose(line, nt, s, e, lo, hi, start, len, &chosen);
+    if (fam < 0) {
+        snprintf(why, wl, "no cut");
+        return 0;
+    }
+    if (!valid_cut(line, nt, start, len, hi > s + 1 ? hi : s + 1, why, wl))
+        return 0;
+    if (fam != NG_CUT_ALIGNED) {
+        unsigned plus = 0;
+        for (unsigned t = 0; t < nt; t++) {
+            if (len[t] != s && len[t] != s + 1) {
+                snprintf(why, wl, "family %d: slice of %u, sizes are %u/%u", fam, len[t], s, s + 1);
+                return 0;
+            }
+            plus += len[t] == s + 1;
+        }
+        if (plus != e) {
+            snprintf(why, wl, "family %d: %u +1s, want %u", fam, plus, e);
+            return 0;
+        }
+    }
+    unsigned min_str;
+    oracle_same_sizes(line, nt, s, e, &best, &min_str);
+    if (ng_cut_better(&best, &chosen)) {
+        snprintf(why, wl, "an arrangement of the same sizes scores better (eff %.3f/%.3f, "
+                 "straddles %u/%u)", best.min_eff, chosen.min_eff, best.straddles, chosen.straddles);
+        return 0;
+    }
+    if (min_str == 0 && chosen.straddles != 0) {
+        snprintf(why, wl, "%u straddles where an arrangement of the same sizes has none",
+                 chosen.straddles);
+        return 0;
+    }
+    for (int f = NG_CUT_CONSECUTIVE; f <= NG_CUT_ALIGNED; f++) {
+        if (ng_cut_family(line, f, nt, s, e, lo, hi, start2, len2) < 0)
+            continue;
+        ng_cut_score_of(line, nt, start2, len2, &other);
+        if (ng_cut_better(&other, &chosen)) {
+            snprintf(why, wl, "family %d scores better than the chosen %d", f, fam);
+            return 0;
+        }
+    }
+    if (ng_cut_choose(line, nt, s, e, lo, hi, start2, len2, &again) != fam ||
+        memcmp(start, start2, nt * sizeof *start) || memcmp(len, len2, nt * sizeof *len)) {
+        snprintf(why, wl, "same input, different cut");
+        return 0;
+    }
+    return 1;
+}
+
+static void random_instances(void)
+{
+    char why[256] = "";
+    unsigned cases = 0;
+    int good = 1;
+    for (unsigned iter = 0; iter < 3000 && good; iter++) {
+        synth y;
+        unsigned nd = 1 + rnd(6), sizes[8];
+        for (unsigned d = 0; d < nd; d++)
+            sizes[d] = 1 + rnd(9);
+        for (unsigned a = 0; a < nd; a++)
+            for (unsigned b = a; b < nd; b++) {
+                unsigned v = a == b ? 10 : 11 + rnd(30);
+                y.dist[a * nd + b] = y.dist[b * nd + a] = v;
+            }
+        make_line(&y, sizes, nd);
+        unsigned n = y.line.n;
+        unsigned nt = 1 + rnd(n < 12 ? n : 12);
+        /* Whole line (no -c), then a fixed size (-c) that fits. */
+        unsigned s = n / nt, e = n % nt;
+        good = check_instance(&y.line, nt, s, e, 1, n, why, sizeof why);
+        cases++;
+        if (good && s > 1) {
+            unsigned c = 1 + rnd(s);
+            good = check_instance(&y.line, nt, c, 0, c, c, why, sizeof why);
+            cases++;
+        }
+        if (!good)
+            tap_diag("instance %u: %u domains, %u cores, %u tasks: %s", iter, nd, n, nt, why);
+    }
+    ok(good, "random domain vectors: optimal within the families, never worse than "
+             "consecutive, no avoidable straddle (%u instances)", cases);
+}
+
+static unsigned slice_doms(const ng_cut_line *line, unsigned a, unsigned len)
+{
+    return line->dom[a] == line->dom[a + len - 1] ? 1 : 2;
+}
+
+static void pinned_examples(void)
+{
+    synth y;
+    unsigned start[MAXT], len[MAXT];
+    ng_cut_score sc;
+    /* 2 sockets x 2 nodes of 7 cores, 8 tasks: 3/4 sizes, none straddles. */
+    unsigned four7[4] = {7, 7, 7, 7};
+    unsigned d4[16] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
+    memcpy(y.dist, d4, sizeof d4);
+    make_line(&y, four7, 4);
+    ng_cut_choose(&y.line, 8, 3, 4, 1, 28, start, len, &sc);
+    unsigned str = 0;
+    for (unsigned t = 0; t < 8; t++)
+        str += slice_doms(&y.line, start[t], len[t]) > 1;
+    ok(sc.straddles == 0 && str == 0 && sc.min_raw == 3 && sc.idle == 0,
+       "4 nodes x 7 cores, 8 tasks: sizes 3/4 on node boundaries (straddles %u)", sc.straddles);
+    unsigned cs[8], cl[8];
+    ng_cut_family(&y.line, NG_CUT_CONSECUTIVE, 8, 3, 4, 1, 28, cs, cl);
+    ng_cut_score cons;
+    ng_cut_score_of(&y.line, 8, cs, cl, &cons);
+    ok(cons.straddles == 3, "... where the consecutive cut straddles 3 times (got %u)", cons.straddles);
+    /* 7 + 3 cores over a socket boundary, 4 tasks: 3,2,2,3 cuts at the boundary. */
+    unsigned sock[2] = {7, 3};
+    unsigned d2[4] = {10, 21, 21, 10};
+    memcpy(y.dist, d2, sizeof d2);
+    make_line(&y, sock, 2);
+    ng_cut_choose(&y.line, 4, 2, 2, 1, 10, start, len, &sc);
+    ok(sc.straddles == 0 && len[3] == 3 && start[3] == 7, "7+3 cores, 4 tasks: last task = the 3 "
+       "cores past the boundary (len %u at %u)", len[3], start[3]);
+    /* 12 + 6 cores, 4 tasks: no arrangement of 5,5,4,4 avoids a straddle;
+     * the aligned cut 4/4/4/6 wins on effective cores. */
+    unsigned g4[2] = {12, 6};
+    make_line(&y, g4, 2);
+    int fam = ng_cut_choose(&y.line, 4, 4, 2, 1, 18, start, len, &sc);
+    ok(fam == NG_CUT_ALIGNED && len[0] == 4 && len[1] == 4 && len[2] == 4 && len[3] == 6 &&
+       sc.straddles == 0, "12+6 cores, 4 tasks: aligned 4/4/4/6 (family %d, %u/%u/%u/%u)", fam,
+       len[0], len[1], len[2], len[3]);
+    /* -c as a size: the aligned family keeps exact sizes. */
+    fam = ng_cut_choose(&y.line, 4, 3, 0, 3, 3, start, len, &sc);
+    ok(sc.min_raw == 3 && sc.straddles == 0 && len[0] == 3 && len[3] == 3,
+       "12+6 cores, 4 tasks of exactly 3: 3/3/3 | 3, nothing larger (family %d)", fam);
+    /* Effective cores: a core 21 away counts 10/21. */
+    double eff = ng_cut_eff(&y.line, 10, 4);
+    ok(eff > 2 + 20.0 / 21 - 1e-9 && eff < 2 + 20.0 / 21 + 1e-9,
+       "effective cores of 2 local + 2 at distance 21 = 2.952 (got %.3f)", eff);
+}
+
+/* Lines of real machines: each corpus topology's domains, all its cores. */
+static void corpus_lines(void)
+{
+    DIR *dir = opendir("tests/topologies");
+    if (!ok(dir != NULL, "open tests/topologies (run from the repository root)"))
+        return;
+    struct dirent *de;
+    unsigned topos = 0, cases = 0;
+    int good = 1;
+    char why[256] = "";
+    while ((de = readdir(dir)) && good) {
+        if (!strstr(de->d_name, ".xml"))
+            continue;
+        char path[512], err[256];
+        snprintf(path, sizeof path, "tests/topologies/%s", de->d_name);
+        ng_topology_options o = {.xml_path = path};
+        ng_topology *topo = NULL;
+        if (ng_topology_load(&topo, &o, err, sizeof err) < 0)
+            continue;
+        ng_plan_request req = {.ntasks = 1};
+        ng_planner p = {.topo = topo, .req = &req};
+        if (ng_plan_build_domains(&p, err, sizeof err) == 0) {
+            unsigned *dom = malloc(p.n_units * sizeof *dom);
+            for (unsigned u = 0; u < p.n_units; u++)
+                dom[u] = (unsigned)p.units[u].dom;
+            ng_cut_line line = {.n = p.n_units, .dom = dom, .ndom = p.n_doms, .dist = p.dist};
+            for (unsigned nt = 1; nt <= 2 * p.n_doms + 2 && nt <= 12 && nt <= p.n_units && good; nt++) {
+                good = check_instance(&line, nt, p.n_units / nt, p.n_units % nt, 1, p.n_units,
+                                      why, sizeof why);
+                cases++;
+                if (!good)
+                    tap_diag("%s, %u tasks: %s", de->d_name, nt, why);
+            }
+            free(dom);
+            topos++;
+        }
+        ng_plan_free_domains(&p);
+        ng_topology_free(topo);
+    }
+    closedir(dir);
+    ok(good && topos >= 39, "corpus lines (%u topologies, %u cuts): optimal within the families", topos,
+       cases);
+}
+
+int main(void)
+{
+    random_instances();
+    pinned_examples();
+    corpus_lines();
+    return tap_done();
+}
