@@ -12,17 +12,44 @@ static void sep(json_out *j, const char *key)
         fprintf(j->f, "\"%s\":", key);
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one
+ * (overlong forms, surrogates and code points above U+10FFFF included). */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+    unsigned cp = s[0] & (0x3f >> (n - 1));
+    if (s[0] < 0xc2 || s[0] > 0xf4)
+        return 0;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* Strings may come from /proc (a process's comm, environ): control
+ * characters (C0, DEL, C1) are written as \uXXXX and bytes that are not
+ * UTF-8 as U+FFFD, so the document stays valid JSON and inert in a terminal. */
 static void escaped(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
+    for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
+        int n = *c >= 0x80 ? utf8_len(c) : 1;
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(f, "\\u%04x", *c);
+        else if (n == 0)
+            fputs("\\ufffd", f);
+        else if (n == 2 && c[0] == 0xc2 && c[1] < 0xa0)
+            fprintf(f, "\\u%04x", c[1]);   /* C1 control, U+0080..U+009F */
         else
-            fputc(c, f);
+            fwrite(c, 1, (size_t)n, f);
+        c += n > 1 ? n - 1 : 0;
     }
     fputc('"', f);
 }

@@ -2,8 +2,11 @@
 # numaguard check on processes with known placement: a bound one
 # (numactl), an oversubscribed one (spinning threads on one CPU), one with
 # idle pool threads, GPU shares on a real 4xH100 topology (NUMAGUARD_GPUS /
-# CUDA_VISIBLE_DEVICES in the process environment), another user's process
-# (no privilege), --all-mine, JSON and text, bad input.
+# CUDA_VISIBLE_DEVICES in the process environment, split per rank by the
+# launcher rules), another user's process (no privilege), --all-mine, JSON
+# and text, bad input; across processes: 4 busy processes x 2 threads on 2
+# CPUs, two processes piled on one CPU, --job, a process started with
+# --omp-guard (no --omp-guard advice), terminal escapes from /proc.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/users/lib.sh
 HELPER=$BUILD/tests/ng_threads
@@ -34,6 +37,17 @@ start() {
 
 # j FILE EXPR: a Python expression over the first process, d = its JSON object.
 j() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["processes"][0]; print(eval(sys.argv[2]))' "$1" "$2"; }
+# s FILE EXPR: a Python expression over the summary (s) and processes (ps).
+s() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); s=D["summary"]; ps=D["processes"]; print(eval(sys.argv[2]))' "$1" "$2"; }
+# stop NAME...: kill those helpers now (they spin).
+stop() {
+    for n in "$@"; do
+        eval "p=\$PID_$n"
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+        PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$p" | tr '\n' ' ')
+    done
+}
 
 start bound numactl --physcpubind=0 --membind=0 "$HELPER" 0 0 8192
 start inter numactl --physcpubind=1 --interleave=0 "$HELPER" 0 0 1024
@@ -95,6 +109,101 @@ is "$(j "$T/g.json" 'd["warnings"]')" \
 is "$(j "$T/c.json" '(d["gpus"],d["gpu_source"],d["gpu_numa_nodes"])')" \
    "(['0000:5f:00.0'], 'CUDA_VISIBLE_DEVICES', [1])" "CUDA_VISIBLE_DEVICES=0,1,2,3 with LOCAL_RANK=1 of 4: GPU 1"
 
+# --- across processes: 4 busy processes x 2 threads on CPUs 0-1 ---
+for n in 1 2 3 4; do start "busy$n" taskset -c 0,1 "$HELPER" 2 0 64; done
+BUSY="$PID_busy1,$PID_busy2,$PID_busy3,$PID_busy4"
+"$NG" check --pid "$BUSY" --json >"$T/x.json"
+"$NG" check --pid "$BUSY" >"$T/x.txt"
+stop busy1 busy2 busy3 busy4
+echo "# check --pid 4 busy processes (text, summary):"
+sed -n '/^summary/,$p' "$T/x.txt" | sed 's/^/#   /'
+is "$(s "$T/x.json" '[(p["runnable"],p["cores"],p["oversubscribed"]) for p in ps]')" \
+   "[(2, 2, False), (2, 2, False), (2, 2, False), (2, 2, False)]" \
+   "4 busy processes: each alone 2 runnable threads on 2 cores, not oversubscribed"
+is "$(s "$T/x.json" '"oversubscribed: 8 runnable threads of 4 process(es) on 2 core(s) (cpus 0-1)" in s["warnings"]')" \
+   "True" "json summary: 8 runnable threads of 4 processes on 2 cores"
+is "$(s "$T/x.json" 'sum(c["runnable"] for c in s["cpus"] if c["cpu"] in (0,1))')" "8" \
+   "json summary: 8 runnable threads counted on CPUs 0 and 1"
+is "$(grep -c '^  warning: oversubscribed: 8 runnable threads of 4 process(es) on 2 core(s) (cpus 0-1)$' "$T/x.txt")" \
+   "1" "text summary: the oversubscription line"
+like "$(grep '^summary' "$T/x.txt")" '^summary  4 processes$' "text summary: header"
+is "$(s "$T/x.json" 'sorted(set(t["cpus"] for p in ps for t in p["thread_affinity"]))')" "['0-1']" \
+   "json: per-thread affinity of every thread (0-1)"
+
+# --- two processes piled on CPU 0 (as a launcher binding both to core 0) ---
+start pile1 taskset -c 0 "$HELPER" 1 0 64
+start pile2 taskset -c 0 "$HELPER" 1 0 64
+"$NG" check --pid "$PID_pile1,$PID_pile2" --json >"$T/y.json"
+"$NG" check --pid "$PID_pile1,$PID_pile2" >"$T/y.txt"
+stop pile1 pile2
+echo "# check --pid 2 processes on CPU 0 (text, summary):"
+sed -n '/^summary/,$p' "$T/y.txt" | sed 's/^/#   /'
+is "$(s "$T/y.json" 's["warnings"]')" \
+   "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $PID_pile1,$PID_pile2): they take turns on them']" \
+   "piled on CPU 0: oversubscribed and sharing one core"
+is "$(s "$T/y.json" '[(o["pids"],o["cpus"],o["cores"]) for o in s["overlaps"]]')" \
+   "[([$PID_pile1, $PID_pile2], '0', 1)]" "piled on CPU 0: one overlap, both pids on CPU 0"
+is "$(grep -c "^  overlap  pids $PID_pile1,$PID_pile2 on cpus 0 (1 core)\$" "$T/y.txt")" "1" \
+   "text: the overlap line"
+
+# --- started with --omp-guard: no --omp-guard advice ---
+start guarded "$NG" exec --omp-guard -- "$HELPER" 0 4 64
+"$NG" check --pid "$PID_guarded" --json >"$T/z.json"
+"$NG" check --pid "$PID_guarded" >"$T/z.txt"
+echo "# check --pid (started with numaguard exec --omp-guard):"
+sed 's/^/#   /' "$T/z.txt"
+is "$(j "$T/z.json" '(d["threads"],d["numaguard_started"],d["thread_caps"].startswith("OMP_NUM_THREADS="))')" \
+   "(5, True, True)" "guarded: 5 threads, NUMAGUARD_* and thread caps seen in environ"
+is "$(j "$T/z.json" '[w for w in d["warnings"] if "--omp-guard" in w]')" "[]" \
+   "guarded: no --omp-guard advice"
+like "$(j "$T/z.json" 'd["warnings"][0]')" '^5 threads for [0-9]+ core\(s\), 0 runnable now: idle pool threads\? \(thread caps already set: OMP_NUM_THREADS=[0-9]+\)$' \
+   "guarded: the idle pool note names the caps instead"
+stop guarded
+
+# --- --job: processes of one Slurm job (here through SLURM_JOB_ID) ---
+start job1 env SLURM_JOB_ID=4242001 "$HELPER" 0 0 64
+start job2 env SLURM_JOB_ID=4242001 "$HELPER" 0 1 64
+"$NG" check --job 4242001 --json >"$T/j1.json"
+is "$?:$(s "$T/j1.json" 'sorted(p["pid"] for p in ps)')" "0:$(printf '%s\n' "$PID_job1" "$PID_job2" | sort -n | tr '\n' ' ' | sed 's/ $//; s/ /, /; s/^/[/; s/$/]/')" \
+   "--job ID: exactly the job's two processes"
+is "$(s "$T/j1.json" 'set(p["job_id"] for p in ps)')" "{'4242001'}" "--job: job_id of each"
+SLURM_JOB_ID=4242001 "$NG" check --job --json >"$T/j2.json"
+is "$(s "$T/j2.json" 'len(ps)'):$("$NG" check --job=4242001 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
+   "2:2" "--job without ID (SLURM_JOB_ID) and --job=ID: the same two"
+stop job1 job2
+"$NG" check --job 4242999 >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "1:numaguard: check: no process of job 4242999 here" "--job of no process here: exit 1"
+"$NG" check --job 12x >/dev/null 2>"$T/e"
+is "$?" 2 "--job 12x: exit 2"
+env -u SLURM_JOB_ID "$NG" check --job >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: --job without an ID needs SLURM_JOB_ID (give --job ID)" \
+   "--job without ID outside a job: exit 2"
+
+# --- terminal escapes from /proc (issue 13): comm and environ are the user's ---
+evil=$(printf 'n\033]0;pwned\007\033[2J')
+cp "$HELPER" "$T/$evil"
+start evil env "CUDA_VISIBLE_DEVICES=$(printf 'GPU-\033[2J\033[H\nroot# fake')" \
+    "OMP_NUM_THREADS=$(printf '1\033[31m')" "NUMEXPR_NUM_THREADS=$(printf '\377\302\2332J')" \
+    "$T/$evil" 0 0 64
+"$NG" check --pid "$PID_evil" --threads >"$T/v.txt" 2>&1
+echo "# check --pid (comm and environ with escape sequences), text:"
+sed 's/^/#   /' "$T/v.txt"
+is "$(tr -d '\n' <"$T/v.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
+   "text output: only printable ASCII and newlines"
+is "$(grep -c '^root# fake' "$T/v.txt")" "0" "no injected line"
+is "$(sed -n 1p "$T/v.txt")" "pid $PID_evil (n\\x1b]0;pwned\\x07\\x1b[2J)" "comm shown escaped"
+is "$(grep -c "malformed UUID 'GPU-\\\\x1b\[2J\\\\x1b\[H\\\\x0aroot# fake'" "$T/v.txt")" "1" \
+   "the bad CUDA_VISIBLE_DEVICES shown escaped in the error"
+is "$(grep -c '^  caps     OMP_NUM_THREADS=1\\x1b\[31m NUMEXPR_NUM_THREADS=\\xff\\xc2\\x9b2J$' "$T/v.txt")" "1" \
+   "thread caps shown escaped (C0, C1 and non-UTF-8 bytes)"
+"$NG" check --pid "$PID_evil" --json >"$T/v.json"
+is "$?:$(j "$T/v.json" 'ascii((d["comm"], d["thread_caps"]))')" \
+   "0:('n\x1b]0;pwned\x07\x1b[2J', 'OMP_NUM_THREADS=1\x1b[31m NUMEXPR_NUM_THREADS=\ufffd\x9b2J')" \
+   "json: valid UTF-8, control characters as \\u escapes, the byte 0xff as U+FFFD"
+is "$(LC_ALL=C tr -d '\040-\176\n' <"$T/v.json" | od -An -c | tr -d ' \n')" "" \
+   "json output: only printable ASCII"
+stop evil
+
 # --- another user's process: status readable, numa_maps not (no privilege) ---
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     cp "$NG" "$T/numaguard" && chmod 755 "$T" "$T/numaguard"
@@ -113,7 +222,7 @@ is "$(python3 -c 'import json,sys; l=[p["pid"] for p in json.load(open(sys.argv[
 
 # --- bad input ---
 "$NG" check >/dev/null 2>"$T/e"
-is "$?:$(cat "$T/e")" "2:numaguard: check: give --pid P (one or more) or --all-mine" "no process named: exit 2"
+is "$?:$(cat "$T/e")" "2:numaguard: check: give --pid P (one or more), --all-mine or --job [ID]" "no process named: exit 2"
 "$NG" check --pid 12x 2>"$T/e"
 is "$?:$(cat "$T/e")" "2:numaguard: check: invalid --pid '12x': expected a process id" "bad pid: exit 2"
 gone=$(sh -c 'echo $$')

@@ -1,0 +1,491 @@
+/* Process inspection (ng_inspect) on a fake /proc tree under a temporary
+ * fsroot, judged against a real topology (xe8640: 2x56 cores SMT2, 4 H100):
+ * oversubscription across processes, processes piled on one CPU, threads
+ * pinned inside a wider mask, advice only when the process lacks thread
+ * caps, escaping of what a process's owner controls, the per-rank GPU
+ * split, Slurm job listing from cgroup paths and environ, refusal of
+ * symlinks and FIFOs. Runs from the repository root. */
+#include "numaguard.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XE "tests/topologies/xe8640-4xh100-spr8480-snc4.xml"
+
+static char root[64];
+static ng_topology *topo;
+static int fake_ppid = 1;   /* PPid of the next fake process */
+
+/* ---- building the fake tree ---- */
+
+static void put(const char *rel, const char *data, size_t len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    for (char *s = strchr(path + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(path, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fwrite(data, 1, len, f);
+        fclose(f);
+    }
+}
+
+static void putf(const char *data, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(const char *data, const char *fmt, ...)
+{
+    char rel[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rel, sizeof rel, fmt, ap);
+    va_end(ap);
+    put(rel, data, strlen(data));
+}
+
+/* One thread: "tid state last_cpu cpus". */
+typedef struct fake_thread {
+    int tid;
+    char state;
+    int cpu;
+    const char *cpus;
+} fake_thread;
+
+static void fake_thread_files(int pid, const char *comm, const fake_thread *t)
+{
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "%d (%s) %c", t->tid, comm, t->state);
+    for (int field = 4; field <= 38; field++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " 0");
+    snprintf(buf + n, sizeof buf - (size_t)n, " %d 0 0 0\n", t->cpu);
+    putf(buf, "/proc/%d/task/%d/stat", pid, t->tid);
+    snprintf(buf, sizeof buf, "Name:\t%s\nCpus_allowed_list:\t%s\n", comm, t->cpus);
+    putf(buf, "/proc/%d/task/%d/status", pid, t->tid);
+}
+
+/* A process: status, comm, cmdline, threads, environ (NUL-separated with
+ * '|' written for NUL), cgroup, numa_maps. */
+static void fake_proc(int pid, const char *comm, const char *cpus, const fake_thread *th,
+                      unsigned nth, const char *environ, const char *cgroup)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "Name:\t%s\nPPid:\t%d\nThreads:\t%u\nCpus_allowed_list:\t%s\n"
+             "Mems_allowed_list:\t0-7\n", comm, fake_ppid, nth, cpus);
+    putf(buf, "/proc/%d/status", pid);
+    snprintf(buf, sizeof buf, "%s\n", comm);
+    putf(buf, "/proc/%d/comm", pid);
+    putf("prog\0", "/proc/%d/cmdline", pid);
+    for (unsigned i = 0; i < nth; i++)
+        fake_thread_files(pid, comm, &th[i]);
+    char env[2048];
+    size_t el = strlen(environ ? environ : "");
+    memcpy(env, environ ? environ : "", el);
+    for (size_t i = 0; i < el; i++)
+        if (env[i] == '|')
+            env[i] = '\0';
+    char rel[64];
+    snprintf(rel, sizeof rel, "/proc/%d/environ", pid);
+    put(rel, env, el);
+    putf(cgroup ? cgroup : "0::/user.slice\n", "/proc/%d/cgroup", pid);
+    putf("55d0c0a00000 bind:0 heap anon=512 dirty=512 N0=512 kernelpagesize_kB=4\n"
+         "7f0000000000 bind:0 anon=2 dirty=2 N1=2 kernelpagesize_kB=2048\n",
+         "/proc/%d/numa_maps", pid);
+}
+
+/* N threads, all the same. */
+static void simple_proc(int pid, const char *cpus, unsigned nth, char state, int cpu,
+                        const char *environ)
+{
+    fake_thread th[16];
+    for (unsigned i = 0; i < nth && i < 16; i++)
+        th[i] = (fake_thread){pid + (int)i, i ? state : 'S', cpu, cpus};
+    fake_proc(pid, "worker", cpus, th, nth, environ, NULL);
+}
+
+static int rm_entry(const char *p, const struct stat *s, int flag, struct FTW *f)
+{
+    (void)s; (void)flag; (void)f;
+    return remove(p);
+}
+
+static void reset_tree(void)
+{
+    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    mkdir(root, 0755);
+    putf("", "/proc/.keep");
+}
+
+/* ---- inspecting ---- */
+
+static ng_inspection *inspect(const int *pids, unsigned n)
+{
+    ng_inspection *ins = NULL;
+    char err[256] = "";
+    if (ng_inspect(topo, root, pids, n, &ins, err, sizeof err) < 0)
+        tap_diag("ng_inspect: %s", err);
+    return ins;
+}
+
+static int notes_have(const ng_notes *n, const char *text)
+{
+    for (unsigned i = 0; i < n->n; i++)
+        if (strstr(n->text[i], text))
+            return 1;
+    return 0;
+}
+
+static int printable_notes(const ng_notes *n)
+{
+    for (unsigned i = 0; i < n->n; i++)
+        for (const unsigned char *c = (const unsigned char *)n->text[i]; *c; c++)
+            if (*c < 0x20 || *c >= 0x7f)
+                return 0;
+    return 1;
+}
+
+static void show_notes(const char *what, const ng_notes *n)
+{
+    for (unsigned i = 0; i < n->n; i++)
+        tap_diag("%s: %s", what, n->text[i]);
+}
+
+/* ---- cases ---- */
+
+/* 4 processes x 2 busy threads, every mask 0-1 (2 cores of the 112): each
+ * alone is fine, together 8 runnable threads on 2 cores, and 4 processes
+ * bound to the same 2 cores. */
+static void test_across_processes(void)
+{
+    reset_tree();
+    int pids[4] = {100, 200, 300, 400};
+    for (int i = 0; i < 4; i++)
+        simple_proc(pids[i], "0-1", 3, 'R', i % 2, "OMP_NUM_THREADS=2");
+    ng_inspection *ins = inspect(pids, 4);
+    if (!ok(ins != NULL, "4 processes inspected"))
+        return;
+    int quiet = 1;
+    for (int i = 0; i < 4; i++) {
+        const ng_proc_view *p = ng_inspection_proc(ins, (unsigned)i);
+        quiet = quiet && !p->gone && p->runnable == 2 && p->cores == 2 &&
+                !notes_have(&p->warnings, "oversubscribed");
+    }
+    ok(quiet, "each process alone: 2 runnable on 2 cores, not oversubscribed");
+    const ng_notes *w = ng_inspection_warnings(ins);
+    show_notes("summary", w);
+    ok(w->n == 2 && strcmp(w->text[0], "oversubscribed: 8 runnable threads of 4 process(es) "
+                           "on 2 core(s) (cpus 0-1)") == 0,
+       "summary: 8 runnable threads of 4 processes on 2 cores");
+    ok(strcmp(w->text[1], "4 bound processes share 2 core(s) (cpus 0-1; pids 100,200,300,400): "
+              "they take turns on them") == 0, "summary: 4 bound processes share 2 cores");
+    const ng_cpu_view *c0 = ng_inspection_cpu(ins, 0), *c1 = ng_inspection_cpu(ins, 1);
+    ok(ng_inspection_cpu_count(ins) == 2 && c0->cpu == 0 && c0->runnable == 4 &&
+       c0->threads == 6 && c1->cpu == 1 && c1->runnable == 4 && c0->bound == 4 && c1->bound == 4,
+       "per-CPU: 4 runnable on CPU 0 and on CPU 1 (last CPU), 4 bound processes each");
+    const ng_proc_view *p = ng_inspection_proc(ins, 0);
+    ok(p->n_thread_views == 3 && p->thread_views[1].tid == 101 &&
+       p->thread_views[1].state == 'R' && p->thread_views[1].last_cpu == 0,
+       "per-thread views, by tid: tid, state, last CPU");
+    ng_inspection_free(ins);
+}
+
+/* Two processes bound to CPU 0, one busy thread each. */
+static void test_piled(void)
+{
+    reset_tree();
+    int pids[2] = {500, 600};
+    simple_proc(500, "0", 2, 'R', 0, "");
+    simple_proc(600, "0", 2, 'R', 0, "");
+    ng_inspection *ins = inspect(pids, 2);
+    if (!ok(ins != NULL, "piled: inspected"))
+        return;
+    const ng_notes *w = ng_inspection_warnings(ins);
+    show_notes("summary", w);
+    ok(notes_have(w, "oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)"),
+       "piled: 2 runnable threads of 2 processes on CPU 0");
+    ok(notes_have(w, "2 bound processes share 1 core(s) (cpus 0; pids 500,600)"),
+       "piled: 2 bound processes share 1 core");
+    const ng_overlap_view *o = ng_inspection_overlap(ins, 0);
+    ok(ng_inspection_overlap_count(ins) == 1 && o->n_pids == 2 && o->pids[0] == 500 &&
+       o->pids[1] == 600 && o->cores == 1 && hwloc_bitmap_weight(o->cpus) == 1,
+       "piled: one overlap group {500,600} on 1 core");
+    ok(ng_inspection_proc(ins, 0)->bound && ng_inspection_cpu(ins, 0)->bound == 2,
+       "piled: both bound, CPU 0 has 2 bound processes");
+    ng_inspection_free(ins);
+
+    /* Disjoint bound masks: no overlap, no warning. */
+    reset_tree();
+    simple_proc(500, "0", 2, 'R', 0, "");
+    simple_proc(600, "1", 2, 'R', 1, "");
+    ins = inspect(pids, 2);
+    ok(ins && ng_inspection_overlap_count(ins) == 0 && ng_inspection_warnings(ins)->n == 0,
+       "ranks on CPU 0 and CPU 1: no overlap, no warning");
+    ng_inspection_free(ins);
+
+    /* A forked worker inherits its parent's mask: not piled. */
+    reset_tree();
+    simple_proc(500, "0", 1, 'S', 0, "");
+    fake_ppid = 500;
+    simple_proc(600, "0", 1, 'S', 0, "");
+    fake_ppid = 1;
+    ins = inspect(pids, 2);
+    ok(ins && ng_inspection_proc(ins, 1)->ppid == 500 && ng_inspection_overlap_count(ins) == 0 &&
+       ng_inspection_warnings(ins)->n == 0,
+       "a child with its parent's mask (forked worker): no overlap, no warning");
+    ng_inspection_free(ins);
+}
+
+/* One process: its own warning, not repeated in the summary; threads
+ * pinned narrower than the process mask are caught by the summary. */
+static void test_single_process(void)
+{
+    reset_tree();
+    int pid = 700;
+    simple_proc(700, "0", 4, 'R', 0, "");
+    ng_inspection *ins = inspect(&pid, 1);
+    const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    ok(p && notes_have(&p->warnings, "oversubscribed: 3 runnable threads on 1 core(s)") &&
+       ng_inspection_warnings(ins)->n == 0,
+       "3 runnable on 1 core: the process's warning, none repeated in the summary");
+    ng_inspection_free(ins);
+
+    reset_tree();
+    fake_thread th[3] = {{800, 'S', 0, "0-3"}, {801, 'R', 2, "2"}, {802, 'R', 2, "2"}};
+    fake_proc(800, "omp", "0-3", th, 3, "", NULL);
+    pid = 800;
+    ins = inspect(&pid, 1);
+    p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    show_notes("summary", ng_inspection_warnings(ins));
+    ok(p && p->warnings.n == 0 &&
+       notes_have(ng_inspection_warnings(ins),
+                  "oversubscribed: 2 runnable threads of 1 process(es) on 1 core(s) (cpus 2)"),
+       "two threads pinned to CPU 2 inside a 4-core mask: caught by the summary");
+    ng_inspection_free(ins);
+}
+
+/* Advice only when the process does not follow it already. */
+static void test_advice(void)
+{
+    reset_tree();
+    int pids[3] = {900, 910, 920};
+    simple_proc(900, "0-1", 6, 'S', 0, "PATH=/bin");
+    simple_proc(910, "0-1", 6, 'S', 0,
+                "OMP_NUM_THREADS=2|MKL_NUM_THREADS=2|NUMAGUARD_POLICY=local|NUMAGUARD_CPUS=0-1");
+    simple_proc(920, "0-1", 2, 'S', 0, "OMP_NUM_THREADS=8");
+    ng_inspection *ins = inspect(pids, 3);
+    if (!ok(ins != NULL, "advice: inspected"))
+        return;
+    const ng_proc_view *plain = ng_inspection_proc(ins, 0), *guarded = ng_inspection_proc(ins, 1),
+                       *preset = ng_inspection_proc(ins, 2);
+    show_notes("plain", &plain->warnings);
+    show_notes("guarded", &guarded->warnings);
+    show_notes("preset", &preset->warnings);
+    ok(notes_have(&plain->warnings, "6 threads for 2 core(s), 0 runnable now: idle pool threads? "
+                  "cap OMP_NUM_THREADS & co (--omp-guard)"),
+       "no thread caps: advised to use --omp-guard");
+    ok(guarded->warnings.n == 1 && !notes_have(&guarded->warnings, "--omp-guard") &&
+       notes_have(&guarded->warnings, "(thread caps already set: OMP_NUM_THREADS=2)"),
+       "started with --omp-guard: no --omp-guard advice, caps named");
+    ok(strcmp(guarded->thread_caps, "OMP_NUM_THREADS=2 MKL_NUM_THREADS=2") == 0 &&
+       guarded->numaguard_started && !plain->numaguard_started,
+       "thread caps and NUMAGUARD_POLICY read from environ");
+    ok(preset->warnings.n == 1 &&
+       notes_have(&preset->warnings, "OMP_NUM_THREADS=8 asks for more threads than the 2 core(s)"),
+       "OMP_NUM_THREADS=8 on 2 cores: told the preset is too high");
+    ng_inspection_free(ins);
+}
+
+/* A user controls comm and environ; root may be reading. */
+static void test_escaping(void)
+{
+    reset_tree();
+    int pid = 1000;
+    fake_thread th[1] = {{1000, 'S', 0, "0"}};
+    fake_proc(1000, "a\033]0;pwned\007\033[2J", "0", th, 1,
+              "CUDA_VISIBLE_DEVICES=GPU-\033[2J\033[H\nroot# fake|OMP_NUM_THREADS=1\033[31m", NULL);
+    ng_inspection *ins = inspect(&pid, 1);
+    const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    if (!ok(p && !p->gone, "escaping: inspected"))
+        return;
+    show_notes("error", &p->errors);
+    ok(p->errors.n >= 1 && notes_have(&p->errors, "CUDA_VISIBLE_DEVICES") &&
+       printable_notes(&p->errors) && printable_notes(&p->warnings),
+       "the bad CUDA_VISIBLE_DEVICES is reported in printable text only");
+    ok(notes_have(&p->errors, "\\x1b[2J\\x1b[H\\x0aroot# fake"),
+       "its escape sequences and newline shown as \\xNN");
+    char out[256];
+    ng_text_escape(p->comm, out, sizeof out);
+    ok(strcmp(out, "a\\x1b]0;pwned\\x07\\x1b[2J") == 0, "comm escaped for the terminal: %s", out);
+    ng_text_escape(p->thread_caps, out, sizeof out);
+    ok(strcmp(out, "OMP_NUM_THREADS=1\\x1b[31m") == 0, "thread caps escaped: %s", out);
+    ng_text_escape("back\\slash", out, sizeof out);
+    ok(strcmp(out, "back\\x5cslash") == 0, "a backslash is escaped too (unambiguous)");
+    ng_text_escape("\033\033\033\033", out, 10);
+    ok(strcmp(out, "\\x1b\\x1b") == 0, "truncation never splits an escape");
+    ng_inspection_free(ins);
+}
+
+/* The per-rank GPU split: the launcher rules decide the entry. */
+static void test_gpus(void)
+{
+    static const struct {
+        const char *env, *want, *source;
+    } cases[] = {
+        {"CUDA_VISIBLE_DEVICES=0,1,2,3|LOCAL_RANK=1|LOCAL_WORLD_SIZE=4", "0000:5f:00.0",
+         "LOCAL_RANK"},
+        {"NUMAGUARD_GPUS=0000:db:00.0|CUDA_VISIBLE_DEVICES=0", "0000:db:00.0", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        reset_tree();
+        int pid = 1100;
+        simple_proc(pid, "0", 1, 'S', 0, cases[i].env);
+        ng_inspection *ins = inspect(&pid, 1);
+        const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+        char got[256] = "";
+        if (p)
+            ng_gpu_list_format(topo, p->gpus, p->n_gpus, got, sizeof got);
+        ok(p && strcmp(got, cases[i].want) == 0 && strcmp(p->rank_source, cases[i].source) == 0,
+           "%s -> %s (rank from '%s'; got %s, '%s', rule '%s')", cases[i].env, cases[i].want,
+           cases[i].source, got, p ? p->rank_source : "", p ? p->gpu_rule : "");
+        ng_inspection_free(ins);
+    }
+}
+
+static int list_is(const int *got, unsigned n, const int *want, unsigned wn)
+{
+    if (n != wn)
+        return 0;
+    for (unsigned i = 0; i < n; i++)
+        if (got[i] != want[i])
+            return 0;
+    return 1;
+}
+
+/* Slurm jobs from cgroup paths (v1, v2) or SLURM_JOB_ID; slurmstepd and
+ * kernel threads left out. */
+static void test_jobs(void)
+{
+    reset_tree();
+    fake_thread th[1] = {{0, 'S', 0, "0"}};
+    th[0].tid = 1200;
+    fake_proc(1200, "v1task", "0", th, 1, "",
+              "12:freezer:/slurm/uid_1000/job_77/step_0\n5:cpuset:/slurm/uid_1000/job_77/step_0\n");
+    th[0].tid = 1300;
+    fake_proc(1300, "v2task", "0", th, 1, "",
+              "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
+    th[0].tid = 1400;
+    fake_proc(1400, "byenv", "0", th, 1, "SLURM_JOB_ID=77|SLURM_STEP_ID=0", "0::/user.slice\n");
+    th[0].tid = 1500;
+    fake_proc(1500, "slurmstepd", "0", th, 1, "",
+              "0::/system.slice/slurmstepd.scope/job_77/step_0/slurm\n");
+    th[0].tid = 1600;
+    fake_proc(1600, "other", "0", th, 1, "SLURM_JOB_ID=770", "0::/x/job_770/step_0\n");
+    th[0].tid = 1700;
+    fake_proc(1700, "kthread", "0", th, 1, "", "0::/system.slice/slurmstepd.scope/job_77\n");
+    putf("", "/proc/1700/cmdline");
+    int pids[16];
+    unsigned n = 0;
+    char err[256] = "";
+    static const int want77[] = {1200, 1400}, want78[] = {1300};
+    ok(ng_inspect_list_job(root, "77", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want77, 2),
+       "job 77: the cgroup v1 task and the SLURM_JOB_ID process (not slurmstepd, not job 770)");
+    ok(ng_inspect_list_job(root, "78", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want78, 1), "job 78: the cgroup v2 task");
+    ok(ng_inspect_list_job(root, "7", 0, pids, 16, &n, err, sizeof err) == 0 && n == 0,
+       "job 7: job_77 is not job_7");
+    ok(ng_inspect_list_job(root, "7x\033", 0, pids, 16, &n, err, sizeof err) < 0 &&
+       strcmp(err, "invalid job id '7x\\x1b': expected a Slurm job number") == 0,
+       "a malformed job id: %s", err);
+    int pid = 1200;
+    ng_inspection *ins = inspect(&pid, 1);
+    ok(ins && strcmp(ng_inspection_proc(ins, 0)->job_id, "77") == 0, "job id of a process");
+    ng_inspection_free(ins);
+    static const int want_all[] = {1200, 1300, 1400, 1500, 1600}, want_skip[] = {1200, 1300, 1500, 1600};
+    ok(ng_inspect_list_user(root, (unsigned)getuid(), 0, pids, 16, &n) == 0 &&
+       list_is(pids, n, want_all, 5), "processes of the user: kernel thread left out");
+    ok(ng_inspect_list_user(root, (unsigned)getuid(), 1400, pids, 16, &n) == 0 &&
+       list_is(pids, n, want_skip, 4), "the caller itself left out");
+    ok(ng_inspect_list_user(root, (unsigned)getuid() + 1, 0, pids, 16, &n) == 0 && n == 0,
+       "another uid owns none of them");
+}
+
+/* numa_maps: policy from the heap, pages per node in bytes. */
+static void test_memory(void)
+{
+    reset_tree();
+    int pid = 1800;
+    simple_proc(pid, "0-1", 1, 'S', 0, "");
+    ng_inspection *ins = inspect(&pid, 1);
+    const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    ok(p && strcmp(p->mem_policy, "bind") == 0 && strcmp(p->mem_policy_text, "bind:0") == 0 &&
+       hwloc_bitmap_isset(p->mem_policy_nodes, 0) && hwloc_bitmap_weight(p->mem_policy_nodes) == 1,
+       "heap policy bind:0");
+    ok(p && p->n_memory == 2 && p->memory[0].node == 0 && p->memory[0].bytes == 512ull * 4096 &&
+       p->memory[1].node == 1 && p->memory[1].bytes == 2ull * 2048 * 1024 &&
+       p->mem_bytes == 512ull * 4096 + 2ull * 2048 * 1024 && p->cpu_local_bytes == 512ull * 4096,
+       "pages per node (4 KiB and 2 MiB pages), local bytes on node 0");
+    ng_inspection_free(ins);
+}
+
+/* Files a process (or a fake tree) could turn against a root reader. */
+static void test_refusals(void)
+{
+    reset_tree();
+    int pids[2] = {1900, 4242};
+    simple_proc(1900, "0", 1, 'S', 0, "");
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/proc/1900/environ", root);
+    remove(a);
+    mkfifo(a, 0600);   /* would block a plain open() */
+    snprintf(a, sizeof a, "%s/proc/1900/numa_maps", root);
+    snprintf(b, sizeof b, "%s/proc/1900/status", root);
+    remove(a);
+    if (symlink(b, a) != 0)
+        tap_diag("symlink: %s", strerror(errno));
+    ng_inspection *ins = inspect(pids, 2);
+    const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    ok(p && !p->gone && strcmp(p->gpu_source, "environ unreadable") == 0,
+       "environ as a FIFO: not opened for reading, reported unreadable");
+    ok(p && !p->have_memory && notes_have(&p->errors, "numa_maps:"),
+       "numa_maps as a symlink: refused (O_NOFOLLOW)");
+    ok(ins && ng_inspection_proc(ins, 1)->gone, "a pid without /proc entry: gone");
+    ng_inspection_free(ins);
+    ins = NULL;
+    char err[128] = "";
+    ok(ng_inspect(topo, root, pids, NG_INSPECT_MAX_PIDS + 1, &ins, err, sizeof err) < 0 && !ins,
+       "more than NG_INSPECT_MAX_PIDS: refused (%s)", err);
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/ng-inspect.XXXXXX");
+    if (!mkdtemp(root)) {
+        ok(0, "mkdtemp");
+        return tap_done();
+    }
+    char err[256];
+    ng_topology_options o = {.xml_path = XE};
+    if (!ok(ng_topology_load(&topo, &o, err, sizeof err) == 0, "load %s", XE))
+        return tap_done();
+    test_across_processes();
+    test_piled();
+    test_single_process();
+    test_advice();
+    test_escaping();
+    test_gpus();
+    test_jobs();
+    test_memory();
+    test_refusals();
+    ng_topology_free(topo);
+    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return tap_done();
+}
