@@ -384,6 +384,133 @@ static int run_shape(const ng_topology *topo, const shape *s, char *why, size_t 
     return okay;
 }
 
+
+/* Tasks whose CPUs lie in more than one NUMA node. */
+static unsigned straddling(const ng_topology *topo, const ng_plan *plan)
+{
+    unsigned n = 0;
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        unsigned nodes = 0;
+        for (unsigned i = 0; i < ng_topology_numa_count(topo); i++) {
+            const ng_numa_info *ni = ng_topology_numa(topo, i);
+            nodes += ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, ng_plan_task(plan, t)->cpus);
+        }
+        n += nodes > 1;
+    }
+    return n;
+}
+
+/* Smallest effective cores over the tasks: a core outside the task's main
+ * node (the one with most of its cores) counts 10/distance. */
+static double min_effective(const ng_topology *topo, const ng_plan *plan)
+{
+    double best = 1e300;
+    unsigned nn = ng_topology_numa_count(topo);
+    hwloc_bitmap_t part = hwloc_bitmap_alloc();
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        hwloc_const_bitmap_t cpus = ng_plan_task(plan, t)->cpus;
+        unsigned cores[64] = {0}, main = 0;
+        for (unsigned i = 0; i < nn && i < 64; i++) {
+            const ng_numa_info *ni = ng_topology_numa(topo, i);
+            if (!ni->has_cpus)
+                continue;
+            hwloc_bitmap_and(part, ni->cpus, cpus);
+            cores[i] = count_units(topo, part);
+            if (cores[i] > cores[main])
+                main = i;
+        }
+        double eff = 0;
+        for (unsigned i = 0; i < nn && i < 64; i++) {
+            unsigned d = i == main ? 10 : ng_topology_distance(topo, ng_topology_numa(topo, main)->os_index,
+                                                              ng_topology_numa(topo, i)->os_index);
+            eff += cores[i] * 10.0 / (d >= 10 ? d : 20);
+        }
+        if (eff < best)
+            best = eff;
+    }
+    hwloc_bitmap_free(part);
+    return best;
+}
+
+static unsigned min_cores(const ng_plan *plan)
+{
+    unsigned m = ~0u;
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++)
+        if (ng_plan_task(plan, t)->threads < m)
+            m = ng_plan_task(plan, t)->threads;
+    return m;
+}
+
+/* The objective's first two keys: smallest effective slice, then smallest slice. */
+static int first_keys_better(const ng_topology *topo, const ng_plan *a, const ng_plan *b)
+{
+    double ea = min_effective(topo, a), eb = min_effective(topo, b);
+    if (ea > eb + 1e-9)
+        return 1;
+    return ea > eb - 1e-9 && min_cores(a) > min_cores(b);
+}
+
+static ng_plan *cpu_plan(const ng_topology *topo, unsigned nt, hwloc_const_bitmap_t allowed)
+{
+    ng_plan_request req = {.ntasks = nt, .allowed_cpus = allowed};
+    ng_policy_parse("local", &req.policy, NULL, 0);
+    ng_plan *p = NULL;
+    ng_plan_compute(topo, &req, &p, NULL, 0);
+    return p;
+}
+
+/* Adding a free core (of a node the step already has) to a CPU-only step
+ * never adds a straddling task: first half of the cores, plus each of the
+ * next cores in turn. The objective ranks the smallest effective slice and
+ * then the smallest slice before straddles, so a straddle may come with the
+ * core only when it makes those larger (KNL SNC4 without distances, 7 tasks
+ * on 34+1 cores: 5 each, one task 3+2 across nodes (effective 4), beats
+ * 5/5/4/4 | 6/5/5 with the core idle (smallest 4)). */
+static void free_core_property(const char *name, const ng_topology *topo, unsigned nnuma)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+    restricted_set(topo, 1, a);
+    int good = 1;
+    unsigned cases = 0;
+    int ncores = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+    for (unsigned nt = 1; nt <= 2 * (nnuma ? nnuma : 1) && good; nt++) {
+        ng_plan *base = cpu_plan(topo, nt, a);
+        if (!base)
+            break;
+        unsigned s0 = straddling(topo, base);
+        unsigned tried = 0;
+        for (int c = 0; c < ncores && tried < 6 && good; c++) {
+            hwloc_obj_t core = hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)c);
+            if (hwloc_bitmap_intersects(core->cpuset, a))
+                continue;
+            int same_node = 0;
+            for (unsigned i = 0; i < ng_topology_numa_count(topo); i++) {
+                const ng_numa_info *ni = ng_topology_numa(topo, i);
+                same_node |= ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, core->cpuset) &&
+                             hwloc_bitmap_intersects(ni->cpus, a);
+            }
+            if (!same_node)
+                continue;
+            tried++;
+            hwloc_bitmap_or(b, a, core->cpuset);
+            hwloc_bitmap_and(b, b, ng_topology_allowed_cpus(topo));
+            ng_plan *more = cpu_plan(topo, nt, b);
+            unsigned s1 = more ? straddling(topo, more) : ~0u;
+            cases++;
+            if (s1 > s0 && !(more && first_keys_better(topo, more, base))) {
+                good = 0;
+                tap_diag("%s: %u tasks: adding core %d: %u -> %u straddling tasks", name, nt, c, s0, s1);
+            }
+            ng_plan_free(more);
+        }
+        ng_plan_free(base);
+    }
+    ok(good, "%s: adding a free core never adds a straddling task (%u cases)", name, cases);
+    hwloc_bitmap_free(a);
+    hwloc_bitmap_free(b);
+}
+
 static const char *const policies[] = {"local", "prefer,smt", "interleave", "weighted,cpuless",
                                        "none", "local,cpuless"};
 
@@ -425,6 +552,7 @@ static void grid(const char *name, const ng_topology *topo)
                 }
         ok(fam_ok, "%s: CPU-only tasks, allowed-set %d (%u cases)", name, r, fam_cases);
     }
+    free_core_property(name, topo, nnuma);
     /* Oversubscription: more tasks than cores still plans, with a warning. */
     shape over = {(unsigned)hwloc_bitmap_weight(ng_topology_allowed_cpus(topo)) + 3, 0, 0, "local", "auto", 0};
     ok(run_shape(topo, &over, why, sizeof(why)), "%s: more tasks than cores share with a warning%s%s",
