@@ -69,10 +69,17 @@ for xml in g4dn-metal-8xt4.xml xe8640-4xh100-spr8480-snc4.xml \
             "all:OMP_NUM_THREADS=2" "all:NUMAGUARD_MEM_MODE=interleave"
         ;;
     4)
+        # XE8640: srun -n 4 -c 56 --gpus-per-task=1 gives each task 28 cores,
+        # its GPU's node and the neighbouring node of the same socket.
+        extra=()
+        [ "$t" = xe8640 ] && extra=(
+            "0:NUMAGUARD_CPUS=28-55,140-167" "1:NUMAGUARD_CPUS=0-27,112-139"
+            "2:NUMAGUARD_CPUS=84-111,196-223" "3:NUMAGUARD_CPUS=56-83,168-195"
+            "0:NUMAGUARD_MEMS=2-3" "1:NUMAGUARD_MEMS=0-1" "2:NUMAGUARD_MEMS=6-7" "3:NUMAGUARD_MEMS=4-5")
         run_case "$t -n 4 gpus-per-task=1 local" "$topo" \
             "-n 4 --gpus-per-task=1 --numa-policy=local" \
             "--task-gpus 0;1;2;3 --numa-policy local" \
-            "0:NUMAGUARD_GPUS=${bus[0]}" "3:NUMAGUARD_GPUS=${bus[3]}"
+            "0:NUMAGUARD_GPUS=${bus[0]}" "3:NUMAGUARD_GPUS=${bus[3]}" "${extra[@]}"
         run_case "$t -n 8 map_gpu:0,1,2,3 (2 tasks/GPU)" "$topo" \
             "-n 8 --gres=gpu:4 --gpu-bind=map_gpu:0,1,2,3 --numa-policy=local" \
             "--task-gpus 0;1;2;3;0;1;2;3 --numa-policy local" \
