@@ -70,6 +70,11 @@ $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_LIBS) $(SANFLAGS)
 
+# Helpers named omp_*.c are OpenMP programs (libgomp), not numaguard users.
+$(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(SANFLAGS)
+
 tests: $(TEST_BINS) $(HELPER_BINS)
 
 deps:

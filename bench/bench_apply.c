@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         envstore e = {.n = 0};
-        ng_env_ops ops = {env_is_set, env_set, &e};
+        ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &e};
         double t0 = bench_now_us();
         rc = ng_apply_task(t, p, 0, &r.policy, flags, &ops, &res, err, sizeof err);
         v[i] = bench_now_us() - t0;

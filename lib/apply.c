@@ -252,20 +252,71 @@ static int env_set(const ng_env_ops *env, const char *name, const char *value,
     return 0;
 }
 
-/* Thread variables first (keeping user values unless overwrite), then the
- * NUMAGUARD_* report, which always reflects what was applied. */
-static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
-                      hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
-                      const ng_apply_result *res, const ng_env_ops *env,
-                      char *err, size_t errlen)
+/* Remember a preset variable that was kept ("NAME=value", "; "-joined). */
+static void note_kept(const ng_env_ops *env, const char *name, ng_apply_result *res)
+{
+    char val[32] = "", item[112];
+    if (env->get && env->get(env->ctx, name, val, sizeof val) != 0)
+        val[0] = '\0';
+    snprintf(item, sizeof item, val[0] ? "%s=%s" : "%s%s", name, val);
+    size_t used = strnlen(res->kept, sizeof res->kept);
+    if (used + strlen(item) + 3 < sizeof res->kept)
+        snprintf(res->kept + used, sizeof res->kept - used, "%s%s", used ? " " : "", item);
+}
+
+/* OMP_PROC_BIND (and OMP_PLACES: the task's own CPUs, explicit places) only
+ * where numaguard bound the task itself; otherwise libgomp would pin each
+ * process's first thread to a place it was never given. */
+static int export_binding(const ng_topology *topo, const ng_env_var *v, const ng_policy *pol,
+                          hwloc_const_bitmap_t cpus, ng_apply_result *res,
+                          const ng_env_ops *env, char *err, size_t errlen)
+{
+    if (!res->cpus_applied)
+        return 0;
+    char places[4 * NG_MAX_ARG];
+    if (ng_omp_places_format(topo, cpus, (pol->mods & NG_MOD_SMT) != 0, places,
+                             sizeof places) < 0) {
+        add_warning(res, "OMP_PLACES would be too long: OMP_PROC_BIND not set");
+        return 0;
+    }
+    if (env_set(env, "OMP_PLACES", places, err, errlen) != 0)
+        return -1;
+    return env_set(env, v->name, v->value, err, errlen);
+}
+
+/* Thread variables, keeping values the user set unless overwrite. */
+static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
+                          hwloc_const_bitmap_t cpus, ng_apply_result *res,
+                          const ng_env_ops *env, char *err, size_t errlen)
 {
     for (unsigned i = 0; i < tp->n_env; i++) {
         const ng_env_var *v = &tp->env[i];
-        if (!v->overwrite && env->is_set && env->is_set(env->ctx, v->name))
+        int preset = env->is_set && env->is_set(env->ctx, v->name);
+        if (!v->overwrite && preset) {
+            note_kept(env, v->name, res);
             continue;
+        }
+        if (v->flags & NG_ENV_BINDING) {
+            if (export_binding(topo, v, pol, cpus, res, env, err, errlen) != 0)
+                return -1;
+            continue;
+        }
         if (env_set(env, v->name, v->value, err, errlen) != 0)
             return -1;
+        res->threads = (unsigned)strtoul(v->value, NULL, 10);
     }
+    return 0;
+}
+
+/* Thread variables first, then the NUMAGUARD_* report, which always
+ * reflects what was applied. */
+static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
+                      hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
+                      ng_apply_result *res, const ng_env_ops *env,
+                      char *err, size_t errlen)
+{
+    if (export_threads(topo, tp, pol, cpus, res, env, err, errlen) != 0)
+        return -1;
     char buf[NG_MAX_ARG];
     if (ng_list_format(cpus, buf, sizeof buf) < 0)
         return ng_fail(err, errlen, "CPU list too long for NUMAGUARD_CPUS");
@@ -477,7 +528,12 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
             ng_strlcpy(list, "(long list)", sizeof list);
         sb_printf(&sb, " mem %s:%s", mode, list);
     }
-    sb_printf(&sb, " threads %u", tp->threads);
+    if (res && res->threads)
+        sb_printf(&sb, " threads %u", res->threads);
+    else if (!res && tp->n_env)
+        sb_printf(&sb, " threads %s", tp->env[0].value);
+    if (res && res->kept[0])
+        sb_printf(&sb, " (kept %s)", res->kept);
     if (!res || (res->flags & NG_APPLY_SKIP_SYSCALLS))
         sb_printf(&sb, " (plan only)");
     else if (res->flags & NG_APPLY_KEEP_CPUS)

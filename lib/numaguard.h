@@ -350,9 +350,17 @@ typedef struct ng_omp_guard {
     ng_omp_mode mode;
     unsigned nthreads;   /**< for NG_OMP_FIXED */
     int force;           /**< overwrite values the user already set */
+    /** ",bind": also export OMP_PROC_BIND and OMP_PLACES (explicit places of
+     *  the task's own CPUs), only where numaguard really bound the task.
+     *  Off by default: libgomp then pins the initial thread to the first
+     *  place, and every thread or process the program creates outside
+     *  OpenMP inherits that one place. */
+    int bind;
 } ng_omp_guard;
 
-/** Parse --omp-guard: NULL or "" -> auto; "auto", "N", "off", with ",force". */
+/** Parse --omp-guard: NULL or "" -> auto; "auto", "N", "off", followed by
+ *  the modifiers ",force" and ",bind" (each at most once, any order; alone
+ *  they mean auto,<modifier>). */
 int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen);
 int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len);
 
@@ -366,11 +374,23 @@ int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len);
 /** Default variables capped by --omp-guard, NULL-terminated. */
 extern const char *const ng_default_thread_vars[];
 
+/** ng_env_var.flags */
+enum {
+    /** Binds threads (OMP_PROC_BIND): ng_apply_task exports it, with
+     *  OMP_PLACES listing the task's own CPUs, only when it bound the task
+     *  itself (never for policy none, plan only or a user's --cpu-bind). */
+    NG_ENV_BINDING = 1u << 0,
+    /** A thread count derived from the CPUs owned (--omp-guard=auto):
+     *  ng_apply_task lowers it to a cgroup v2 cpu.max quota when smaller. */
+    NG_ENV_COUNT_AUTO = 1u << 1
+};
+
 /** One variable to set in a task. */
 typedef struct ng_env_var {
     char name[64];
     char value[64];
     int overwrite;   /**< 1: set even if the user set it (force) */
+    unsigned flags;  /**< NG_ENV_* */
 } ng_env_var;
 
 #define NG_MAX_ENV 32
@@ -378,12 +398,24 @@ typedef struct ng_env_var {
 /**
  * Compute the thread variables for a task owning @p threads threads.
  * @param vars  NULL-terminated list of count variables, or NULL for the default
- * @param smt   1 if places are hardware threads
- * Fills @p out with the count variables followed by OMP_PLACES and
- * OMP_PROC_BIND. Returns the number of entries, or -1.
+ * @param smt   1 if places are hardware threads (with guard->bind)
+ * Fills @p out with the count variables; with guard->bind, followed by
+ * OMP_PROC_BIND (flag NG_ENV_BINDING: "close" when there is one thread per
+ * place, else "spread"). OMP_PLACES is not in the list: ng_apply_task
+ * writes it from the CPUs it bound (ng_omp_places_format). Returns the
+ * number of entries, or -1.
  */
 int ng_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
                   const char *const *vars, ng_env_var *out, unsigned max);
+
+/**
+ * OMP_PLACES for the PUs @p cpus: explicit places, one per core (its PUs in
+ * @p cpus) or, with @p smt, one per PU; runs of places that repeat with a
+ * stride of 1 are written as OpenMP intervals ("{0}:4", "{0,28}:28").
+ * Returns the length, or -1 if empty or it does not fit in @p len.
+ */
+int ng_omp_places_format(const ng_topology *topo, hwloc_const_cpuset_t cpus, int smt,
+                         char *buf, size_t len);
 
 /** Parse an admin's comma list of variable names ("OMP_NUM_THREADS,MKL_NUM_THREADS")
  *  into a NULL-terminated array in @p names (each validated as [A-Z_][A-Z0-9_]*). */
@@ -490,6 +522,9 @@ typedef struct ng_env_ops {
     /** Set @p name=@p value (overwrite); 0 on success. */
     int (*set)(void *ctx, const char *name, const char *value);
     void *ctx;
+    /** Optional: copy the value of @p name into @p buf; 0 if set, -1 if not.
+     *  Lets ng_apply_task name the values it kept; NULL = names only. */
+    int (*get)(void *ctx, const char *name, char *buf, size_t len);
 } ng_env_ops;
 
 /** What ng_apply_task() did, for the verbose line and NUMAGUARD_* vars. */
@@ -501,6 +536,9 @@ typedef struct ng_apply_result {
     unsigned flags;          /**< the NG_APPLY_* flags it ran with */
     char mem_mode_text[24];  /**< NUMAGUARD_MEM_MODE: mode name after fallbacks,
                                   "preferred" when PREFERRED_MANY fell back */
+    unsigned threads;        /**< thread count exported (0: none exported) */
+    char kept[160];          /**< preset thread variables kept ("OMP_NUM_THREADS=1"),
+                                  "" if none */
 } ng_apply_result;
 
 /** Flags for ng_apply_task(). */

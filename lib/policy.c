@@ -10,7 +10,7 @@
     " with optional modifiers verbose,quiet,strict,help,smt,cpuless" \
     " (NODES = all or a nodelist like 0-3,8)"
 #define OMP_OPT "--omp-guard"
-#define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force"
+#define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force and/or ,bind"
 
 
 /* One rejection line: "<opt>: invalid value '<value>': <why>; <forms>".
@@ -295,15 +295,20 @@ const char *ng_policy_help(void)
 "  Lower case, no spaces. Examples: --numa-policy=prefer,verbose\n"
 "    --numa-policy=interleave:0-3,strict  --numa-policy=weighted:all,cpuless\n"
 "\n"
-"--omp-guard[=auto|N|off][,force]   cap OpenMP/BLAS thread pools\n"
-"  auto (default)  threads = cores owned (hardware threads with smt)\n"
+"--omp-guard[=auto|N|off][,force][,bind]   cap OpenMP/BLAS thread pools\n"
+"  auto (default)  threads = cores owned (hardware threads with smt),\n"
+"                  lowered to a cgroup cpu.max quota when that is smaller\n"
 "  N               exactly N threads (1-65536)\n"
 "  off             set no thread variables\n"
 "  force           overwrite values already set (else they are kept);\n"
 "                  'force' alone means auto,force\n"
+"  bind            also set OMP_PROC_BIND and OMP_PLACES (the task's own\n"
+"                  CPUs), only when numaguard bound the task; for pure\n"
+"                  OpenMP programs: threads and processes a program starts\n"
+"                  outside OpenMP then share the first place\n"
 "  Sets OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS,\n"
-"  BLIS_NUM_THREADS, VECLIB_MAXIMUM_THREADS, NUMEXPR_NUM_THREADS,\n"
-"  NUMBA_NUM_THREADS, OMP_PLACES and OMP_PROC_BIND.\n";
+"  BLIS_NUM_THREADS, VECLIB_MAXIMUM_THREADS, NUMEXPR_NUM_THREADS and\n"
+"  NUMBA_NUM_THREADS; the task stays bound to its whole slice.\n";
 }
 
 /* ---------------- --omp-guard ---------------- */
@@ -343,9 +348,29 @@ static int omp_head(const char *text, size_t len, const char *h, size_t hlen,
     return 0;
 }
 
+/* One modifier after the head: force or bind, each at most once. */
+static int omp_modifier(const char *text, size_t len, const char *t, size_t tlen,
+                        ng_omp_guard *g, char *err, size_t errlen)
+{
+    int *flag = NULL;
+    if (tlen == 5 && strncmp(t, "force", 5) == 0)
+        flag = &g->force;
+    else if (tlen == 4 && strncmp(t, "bind", 4) == 0)
+        flag = &g->bind;
+    if (tlen == 0)
+        return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
+    if (!flag)
+        return omp_bad(text, len, "unknown item '%s' (only force and bind may follow)", t,
+                       tlen, err, errlen);
+    if (*flag)
+        return omp_bad(text, len, "'%s' given twice", t, tlen, err, errlen);
+    *flag = 1;
+    return 0;
+}
+
 int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen)
 {
-    ng_omp_guard g = {NG_OMP_AUTO, 0, 0};
+    ng_omp_guard g = {NG_OMP_AUTO, 0, 0, 0};
     if (!out)
         return ng_fail(err, errlen, OMP_OPT ": no output");
     if (!text || !*text) {
@@ -358,31 +383,28 @@ int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t er
         snprintf(why, sizeof why, "longer than %d bytes%%s", NG_MAX_ARG);
         return omp_bad(text, len, why, NULL, 0, err, errlen);
     }
-    if (strcmp(text, "force") == 0) {
-        g.force = 1;
-        *out = g;
-        return 0;
-    }
     size_t hlen = strcspn(text, ",");
-    if (omp_head(text, len, text, hlen, &g, err, errlen) < 0)
-        return -1;
-    if (text[hlen] == ',') {
-        const char *t = text + hlen + 1;
-        size_t tlen = strlen(t);
-        if (tlen == 0)
+    const char *t = text;
+    /* A modifier alone ("force", "bind,force") means auto with it. */
+    if (!((hlen == 5 && strncmp(text, "force", 5) == 0) ||
+          (hlen == 4 && strncmp(text, "bind", 4) == 0))) {
+        if (omp_head(text, len, text, hlen, &g, err, errlen) < 0)
+            return -1;
+        t = text[hlen] == ',' ? text + hlen + 1 : text + hlen;
+        if (text[hlen] == ',' && *t == '\0')
             return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
-        size_t flen = strcspn(t, ",");
-        if (flen != 5 || strncmp(t, "force", 5) != 0)
-            return omp_bad(text, len, "unknown item '%s' (only force may follow)", t,
-                           flen, err, errlen);
-        if (t[5] == ',') /* name the extra item, not the valid force before it */
-            return omp_bad(text, len, "unexpected item '%s' after force", t + 6,
-                           strcspn(t + 6, ","), err, errlen);
-        if (g.mode == NG_OMP_OFF)
-            return omp_bad(text, len, "off sets nothing, so force makes no sense%s",
-                           NULL, 0, err, errlen);
-        g.force = 1;
     }
+    while (*t) {
+        size_t tlen = strcspn(t, ",");
+        if (omp_modifier(text, len, t, tlen, &g, err, errlen) < 0)
+            return -1;
+        t += tlen;
+        if (*t == ',' && *++t == '\0')
+            return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
+    }
+    if (g.mode == NG_OMP_OFF && (g.force || g.bind))
+        return omp_bad(text, len, "off sets nothing, so a modifier makes no sense%s",
+                       NULL, 0, err, errlen);
     *out = g;
     return 0;
 }
@@ -412,7 +434,10 @@ int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len)
     default:
         return -1;
     }
-    int n = snprintf(buf, len, "%s%s", head, g->force ? ",force" : "");
+    if (g->mode == NG_OMP_OFF && g->bind)
+        return -1;
+    int n = snprintf(buf, len, "%s%s%s", head, g->force ? ",force" : "",
+                     g->bind ? ",bind" : "");
     if (n < 0 || (size_t)n >= len) {
         buf[0] = '\0';
         return -1;

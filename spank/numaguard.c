@@ -34,7 +34,7 @@ static struct spank_option opt_policy = {
     "smt, cpuless. --numa-policy=help shows the grammar.",
     1, OPT_POLICY, cb_option};
 static struct spank_option opt_omp = {
-    "omp-guard", "[auto|N|off][,force]",
+    "omp-guard", "[auto|N|off][,force][,bind]",
     "Cap OpenMP/BLAS thread pools to the cores each task owns (or N). "
     "Write --omp-guard=N (with '='); keeps values you set unless ,force.",
     2, OPT_OMP, cb_option};
@@ -548,7 +548,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
                  "keeping its disjoint CPU slice (not necessarily GPU-local)\n", rank);
     int mismatch = differs;
     task_ctx tc = {sp};
-    ng_env_ops ops = {env_is_set, env_set, &tc};
+    ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc};
     ng_apply_result res;
     ng_fault_arm_syscalls(g_conf.test_fault);   /* tests only; nothing by default */
     int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,

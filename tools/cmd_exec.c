@@ -29,7 +29,7 @@ static const char exec_usage[] =
     "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--local-rank R --local-size N]\n"
     "                      [--gpus LIST|all|none] [--topology FILE] [--verbose] -- CMD [ARGS...]\n"
     "  --numa-policy  as srun --numa-policy (default local; 'help' prints the grammar)\n"
-    "  --omp-guard    cap thread pools: auto (bare option), N, off (default), ,force\n"
+    "  --omp-guard    cap thread pools: auto (bare option), N, off (default), ,force, ,bind\n"
     "  --local-rank/--local-size  this rank and the number of ranks on this node;\n"
     "                 default from LOCAL_RANK/LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_*,\n"
     "                 MPI_LOCALRANKID/MPI_LOCALNRANKS, PMI_LOCAL_RANK/PMI_LOCAL_SIZE,\n"
@@ -384,6 +384,16 @@ static int env_set(void *ctx, const char *name, const char *value)
     return setenv(name, value, 1);
 }
 
+static int env_get(void *ctx, const char *name, char *buf, size_t len)
+{
+    (void)ctx;
+    const char *v = getenv(name);
+    if (!v)
+        return -1;
+    snprintf(buf, len, "%s", v);
+    return 0;
+}
+
 typedef struct exec_state {
     exec_opts o;
     ng_policy policy;
@@ -506,7 +516,7 @@ static int place(exec_state *s)
     ng_apply_result res;
     memset(&res, 0, sizeof res);
     if (rc == 0) {
-        ng_env_ops ops = {env_is_set, env_set, NULL};
+        ng_env_ops ops = {env_is_set, env_set, NULL, env_get};
         unsigned flags = ng_topology_is_this_system(s->topo) ? 0 : NG_APPLY_SKIP_SYSCALLS;
         if (ng_apply_task(s->topo, s->plan, s->o.rank, &s->policy, flags, &ops, &res,
                           err, sizeof err) < 0)

@@ -56,6 +56,15 @@ static const char *env_get(env_store *e, const char *name)
     return i < 0 ? NULL : e->values[i];
 }
 
+static int env_copy(void *ctx, const char *name, char *buf, size_t len)
+{
+    const char *v = env_get(ctx, name);
+    if (!v)
+        return -1;
+    ng_strlcpy(buf, v, len);
+    return 0;
+}
+
 /* ---- what the child reports ---- */
 typedef struct report {
     int rc;
@@ -133,7 +142,7 @@ static int run_case(const apply_case *c, report *r)
             _exit(2);
         if (c->preset_name)
             env_set(&me->env, c->preset_name, c->preset_value);
-        ng_env_ops ops = {env_is_set, env_set, &me->env};
+        ng_env_ops ops = {env_is_set, env_set, &me->env, env_copy};
         me->rc = ng_apply_task(c->topo, c->plan, c->local_id, &c->pol, c->flags, &ops,
                                &me->res, me->err, sizeof me->err);
         read_cpus_allowed(me->cpus, sizeof me->cpus);
@@ -311,6 +320,42 @@ static void test_fallbacks(const ng_topology *topo, unsigned ntasks, const char 
     ng_apply_set_mempolicy_fn = real_set_mempolicy;
 }
 
+/* ,bind: OMP_PROC_BIND + explicit OMP_PLACES of the bound CPUs, and only
+ * when the task was bound (not policy none, not plan only, not --cpu-bind). */
+static void test_env_bind(const ng_topology *topo, unsigned ntasks)
+{
+    int ran; /* run before ok(): argument evaluation order is unspecified */
+    apply_case c = {topo, NULL, 0, {0}, 0, NULL, NULL};
+    report r;
+    ng_plan *plan = make_plan(topo, ntasks, "local", "auto,bind", &c.pol);
+    c.plan = plan;
+    char want[NG_MAX_ARG * 4];
+    ng_omp_places_format(topo, ng_plan_task(plan, 0)->cpus, 0, want, sizeof want);
+    ran = run_case(&c, &r) == 0;
+    ok(ran && r.rc == 0 && strcmp(s(env_get(&r.env, "OMP_PROC_BIND")), "close") == 0 &&
+       want[0] == '{' && strcmp(s(env_get(&r.env, "OMP_PLACES")), want) == 0,
+       "auto,bind: OMP_PROC_BIND=%s OMP_PLACES=%s (want close, %s)",
+       s(env_get(&r.env, "OMP_PROC_BIND")), s(env_get(&r.env, "OMP_PLACES")), want);
+    static const struct { const char *policy; unsigned flags; const char *what; } no[] = {
+        {"none", 0, "policy none"},
+        {"local", NG_APPLY_SKIP_SYSCALLS, "plan only"},
+        {"local", NG_APPLY_KEEP_CPUS, "user --cpu-bind"},
+    };
+    for (size_t i = 0; i < NG_ARRAY_LEN(no); i++) {
+        ng_plan_free(plan);
+        plan = make_plan(topo, ntasks, no[i].policy, "auto,bind", &c.pol);
+        c.plan = plan;
+        c.flags = no[i].flags;
+        ran = run_case(&c, &r) == 0;
+        ok(ran && r.rc == 0 && env_get(&r.env, "OMP_PROC_BIND") == NULL &&
+           env_get(&r.env, "OMP_PLACES") == NULL && env_get(&r.env, "OMP_NUM_THREADS") != NULL,
+           "auto,bind with %s: no OMP_PROC_BIND (%s) / OMP_PLACES (%s), OMP_NUM_THREADS=%s",
+           no[i].what, s(env_get(&r.env, "OMP_PROC_BIND")), s(env_get(&r.env, "OMP_PLACES")),
+           s(env_get(&r.env, "OMP_NUM_THREADS")));
+    }
+    ng_plan_free(plan);
+}
+
 static void test_env(const ng_topology *topo, unsigned ntasks)
 {
     int ran; /* run before ok(): argument evaluation order is unspecified */
@@ -327,6 +372,9 @@ static void test_env(const ng_topology *topo, unsigned ntasks)
        strcmp(s(env_get(&r.env, "MKL_NUM_THREADS")), want) == 0,
        "omp-guard auto keeps user OMP_NUM_THREADS=%s, sets MKL_NUM_THREADS=%s (want 7, %s)",
        s(env_get(&r.env, "OMP_NUM_THREADS")), s(env_get(&r.env, "MKL_NUM_THREADS")), want);
+    ok(strcmp(r.res.kept, "OMP_NUM_THREADS=7") == 0 &&
+       strstr(r.line, "(kept OMP_NUM_THREADS=7)") != NULL,
+       "kept value named once: res '%s', line: %s", r.res.kept, r.line);
     ng_plan_free(plan);
 
     plan = make_plan(topo, ntasks, "local", "auto,force", &c.pol);
@@ -344,11 +392,14 @@ static void test_env(const ng_topology *topo, unsigned ntasks)
     ran = run_case(&c, &r) == 0;
     ok(ran && r.rc == 0 &&
        strcmp(s(env_get(&r.env, "OMP_NUM_THREADS")), "3") == 0 &&
-       env_get(&r.env, "OMP_PLACES") != NULL && env_get(&r.env, "OMP_PROC_BIND") != NULL,
-       "omp-guard 3: OMP_NUM_THREADS=%s OMP_PLACES=%s OMP_PROC_BIND=%s",
+       env_get(&r.env, "OMP_PLACES") == NULL && env_get(&r.env, "OMP_PROC_BIND") == NULL &&
+       r.res.threads == 3 && strstr(r.line, " threads 3") != NULL,
+       "omp-guard 3: OMP_NUM_THREADS=%s, no OMP_PLACES (%s) / OMP_PROC_BIND (%s); line: %s",
        s(env_get(&r.env, "OMP_NUM_THREADS")), s(env_get(&r.env, "OMP_PLACES")),
-       s(env_get(&r.env, "OMP_PROC_BIND")));
+       s(env_get(&r.env, "OMP_PROC_BIND")), r.line);
     ng_plan_free(plan);
+
+    test_env_bind(topo, ntasks);
 
     plan = make_plan(topo, ntasks, "local", NULL, &c.pol);
     c.plan = plan;
@@ -375,9 +426,9 @@ static void test_flags(const ng_topology *topo, unsigned ntasks, const char *ori
        strcmp(s(env_get(&r.env, "NUMAGUARD_MEM_MODE")), "bind") == 0,
        "SKIP_SYSCALLS: NUMAGUARD_CPUS '%s' is the plan's '%s'",
        s(env_get(&r.env, "NUMAGUARD_CPUS")), ecpus);
+    /* No --omp-guard: no "threads" (it names what was exported). */
     snprintf(want, sizeof want, "numaguard: rank 3 (local %u): gpus none numa 0 cpus %s "
-             "mem bind:%s threads %u (plan only)", c.local_id, ecpus, emems,
-             ng_plan_task(plan, c.local_id)->threads);
+             "mem bind:%s (plan only)", c.local_id, ecpus, emems);
     ok(strcmp(r.line, want) == 0, "describe: '%s' (want '%s')", r.line, want);
 
     c.flags = NG_APPLY_KEEP_CPUS;
@@ -424,6 +475,9 @@ static void test_gpu_xml(void)
     req.task_gpu_count = count;
     req.task_gpu_offset = offset;
     req.task_gpus = gpus;
+    /* -c 12 = 6 cores, the GPU's own node (without -c the planner shares
+     * out the whole node: 12 cores, nodes 2-3 for this task). */
+    req.cpus_per_task = 12;
     ng_policy_parse("local", &req.policy, NULL, 0);
     req.omp.mode = NG_OMP_OFF;
     ng_plan *plan = NULL;
@@ -439,7 +493,7 @@ static void test_gpu_xml(void)
        "corona task 1: NUMAGUARD_GPUS '%s' MEMS '%s' (want 0000:23:00.0, 2)",
        s(env_get(&r.env, "NUMAGUARD_GPUS")), s(env_get(&r.env, "NUMAGUARD_MEMS")));
     ok(strstr(r.line, "numaguard: rank 3 (local 1): gpus 0000:23:00.0 numa 2 cpus ") == r.line &&
-       strstr(r.line, " mem bind:2 threads ") && strstr(r.line, "(plan only)"),
+       strstr(r.line, " mem bind:2 (plan only)"),
        "corona describe: %s", r.line);
     ng_plan_free(plan);
     ng_topology_free(topo);
@@ -479,7 +533,7 @@ int main(void)
     ng_apply_result res;
     env_store env;
     memset(&env, 0, sizeof env);
-    ng_env_ops ops = {env_is_set, env_set, &env};
+    ng_env_ops ops = {env_is_set, env_set, &env, env_copy};
     ok(ng_apply_task(topo, plan, 5, &pol, 0, &ops, &res, err, sizeof err) == -1 &&
        strstr(err, "no plan") != NULL, "apply of a task not in the plan fails: %s", err);
     ng_plan_free(plan);

@@ -256,17 +256,25 @@ static const struct {
     unsigned n;
     int force;
     const char *canon;
+    int bind;
 } omp_valid[] = {
-    {NULL, NG_OMP_AUTO, 0, 0, "auto"},
-    {"", NG_OMP_AUTO, 0, 0, "auto"},
-    {"auto", NG_OMP_AUTO, 0, 0, "auto"},
-    {"off", NG_OMP_OFF, 0, 0, "off"},
-    {"force", NG_OMP_AUTO, 0, 1, "auto,force"},
-    {"auto,force", NG_OMP_AUTO, 0, 1, "auto,force"},
-    {"1", NG_OMP_FIXED, 1, 0, "1"},
-    {"8", NG_OMP_FIXED, 8, 0, "8"},
-    {"16,force", NG_OMP_FIXED, 16, 1, "16,force"},
-    {"65536", NG_OMP_FIXED, 65536, 0, "65536"},
+    {NULL, NG_OMP_AUTO, 0, 0, "auto", 0},
+    {"", NG_OMP_AUTO, 0, 0, "auto", 0},
+    {"auto", NG_OMP_AUTO, 0, 0, "auto", 0},
+    {"off", NG_OMP_OFF, 0, 0, "off", 0},
+    {"force", NG_OMP_AUTO, 0, 1, "auto,force", 0},
+    {"auto,force", NG_OMP_AUTO, 0, 1, "auto,force", 0},
+    {"1", NG_OMP_FIXED, 1, 0, "1", 0},
+    {"8", NG_OMP_FIXED, 8, 0, "8", 0},
+    {"16,force", NG_OMP_FIXED, 16, 1, "16,force", 0},
+    {"65536", NG_OMP_FIXED, 65536, 0, "65536", 0},
+    {"bind", NG_OMP_AUTO, 0, 0, "auto,bind", 1},
+    {"auto,bind", NG_OMP_AUTO, 0, 0, "auto,bind", 1},
+    {"4,bind", NG_OMP_FIXED, 4, 0, "4,bind", 1},
+    {"4,bind,force", NG_OMP_FIXED, 4, 1, "4,force,bind", 1},
+    {"4,force,bind", NG_OMP_FIXED, 4, 1, "4,force,bind", 1},
+    {"bind,force", NG_OMP_AUTO, 0, 1, "auto,force,bind", 1},
+    {"force,bind", NG_OMP_AUTO, 0, 1, "auto,force,bind", 1},
 };
 
 static const struct {
@@ -285,12 +293,17 @@ static const struct {
     {"0x10", "unknown item '0x10'"},
     {"Auto", "unknown item 'Auto'"},
     {"on", "unknown item 'on'"},
-    {"off,force", "force makes no sense"},
-    {"force,force", "unknown item 'force'"},
-    {"force,8", "unknown item 'force'"},
+    {"off,force", "a modifier makes no sense"},
+    {"off,bind", "a modifier makes no sense"},
+    {"force,force", "'force' given twice"},
+    {"bind,bind", "'bind' given twice"},
+    {"force,8", "unknown item '8' (only force and bind may follow)"},
     {"8,forc", "unknown item 'forc'"},
-    {"8,force,force", "unexpected item 'force' after force"},
-    {"8,force,", "unexpected item '' after force"},
+    {"8,force,force", "'force' given twice"},
+    {"8,force,", "empty item"},
+    {"8,bind,", "empty item"},
+    {"8,bind,,force", "empty item"},
+    {"8,binds", "unknown item 'binds'"},
     {"8,", "empty item"},
     {",force", "empty item"},
     {",", "empty item"},
@@ -299,24 +312,27 @@ static const struct {
 
 static void test_omp(void)
 {
-    const char *forms = "auto, off, or a thread count 1-65536, optionally followed by ,force";
+    const char *forms = "auto, off, or a thread count 1-65536, optionally followed by ,force "
+                        "and/or ,bind";
     for (size_t i = 0; i < sizeof omp_valid / sizeof omp_valid[0]; i++) {
-        ng_omp_guard g = {NG_OMP_OFF, 99, 7}, h = {NG_OMP_OFF, 1, 1};
+        ng_omp_guard g = {NG_OMP_OFF, 99, 7, 7}, h = {NG_OMP_OFF, 1, 1, 1};
         char err[512] = "", buf[32];
         const char *in = omp_valid[i].in ? omp_valid[i].in : "(NULL)";
         int rc = ng_omp_guard_parse(omp_valid[i].in, &g, err, sizeof err);
         ok(rc == 0 && g.mode == omp_valid[i].mode && g.force == omp_valid[i].force &&
+               g.bind == omp_valid[i].bind &&
                (g.mode != NG_OMP_FIXED || g.nthreads == omp_valid[i].n),
            "--omp-guard '%s' -> mode %d n %u force %d (%s)", in, g.mode, g.nthreads, g.force, err);
         int n = ng_omp_guard_format(&g, buf, sizeof buf);
         ok(n == (int)strlen(omp_valid[i].canon) && strcmp(buf, omp_valid[i].canon) == 0,
            "--omp-guard '%s' formats as '%s' (got '%s')", in, omp_valid[i].canon, buf);
         ok(ng_omp_guard_parse(buf, &h, err, sizeof err) == 0 && h.mode == g.mode &&
-               h.force == g.force && (g.mode != NG_OMP_FIXED || h.nthreads == g.nthreads),
+               h.force == g.force && h.bind == g.bind &&
+               (g.mode != NG_OMP_FIXED || h.nthreads == g.nthreads),
            "--omp-guard '%s' round-trips", in);
     }
     for (size_t i = 0; i < sizeof omp_invalid / sizeof omp_invalid[0]; i++) {
-        ng_omp_guard g = {NG_OMP_FIXED, 3, 0};
+        ng_omp_guard g = {NG_OMP_FIXED, 3, 0, 0};
         char err[512] = "";
         int rc = ng_omp_guard_parse(omp_invalid[i].in, &g, err, sizeof err);
         ok(rc == -1 && g.mode == NG_OMP_FIXED && g.nthreads == 3,
@@ -330,8 +346,10 @@ static void test_omp(void)
     ng_omp_guard_parse("0", &g, err, sizeof err);
     ok(strstr(err, "--omp-guard: invalid value '0':") != NULL, "message quotes '0': %s", err);
     char buf[32];
-    ng_omp_guard bad1 = {NG_OMP_OFF, 0, 1}, bad2 = {NG_OMP_FIXED, 0, 0},
-                 bad3 = {NG_OMP_FIXED, NG_MAX_THREADS + 1, 0}, fit = {NG_OMP_FIXED, 65536, 1};
+    ng_omp_guard bad1 = {NG_OMP_OFF, 0, 1, 0}, bad2 = {NG_OMP_FIXED, 0, 0, 0},
+                 bad3 = {NG_OMP_FIXED, NG_MAX_THREADS + 1, 0, 0}, fit = {NG_OMP_FIXED, 65536, 1, 0},
+                 bad4 = {NG_OMP_OFF, 0, 0, 1};
+    ok(ng_omp_guard_format(&bad4, buf, sizeof buf) == -1, "format rejects off,bind");
     ok(ng_omp_guard_format(&bad1, buf, sizeof buf) == -1, "format rejects off,force");
     ok(ng_omp_guard_format(&bad2, buf, sizeof buf) == -1, "format rejects 0 threads");
     ok(ng_omp_guard_format(&bad3, buf, sizeof buf) == -1, "format rejects 65537 threads");

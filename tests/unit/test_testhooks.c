@@ -66,7 +66,7 @@ static void test_affinity_refused(const ng_topology *topo)
         hwloc_bitmap_free(cur);
         return;
     }
-    ng_env_ops ops = {NULL, env_set, NULL};
+    ng_env_ops ops = {.set = env_set};
     ng_apply_result res;
     int (*saved)(pid_t, size_t, const cpu_set_t *) = ng_apply_sched_setaffinity_fn;
     ng_apply_sched_setaffinity_fn = refuse_affinity;

@@ -1,5 +1,5 @@
-/* Thread environment: the variables --omp-guard sets (auto/N/off/force, smt,
- * custom lists) and the admin's variable list parser. */
+/* Thread environment: the variables --omp-guard sets (auto/N/off/force/bind,
+ * custom lists), OMP_PLACES text and the admin's variable list parser. */
 #include "numaguard.h"
 #include "tap.h"
 
@@ -20,38 +20,46 @@ static void test_default_list(void)
        "default list is the 7 documented variables, NULL-terminated");
 }
 
-/* Expected: every count variable = value, then OMP_PLACES and OMP_PROC_BIND,
- * all with overwrite = force. */
+/* Expected: every count variable = value (overwrite = force, flagged
+ * auto-derived for auto), then OMP_PROC_BIND = bind when bind != NULL. */
 static int env_is(const ng_env_var *e, int n, const char *const *names, int nnames,
-                  const char *value, const char *places, const char *bind, int force)
+                  const char *value, const char *bind, int force, int is_auto)
 {
-    if (n != nnames + 2)
+    if (n != nnames + (bind ? 1 : 0))
         return 0;
     for (int i = 0; i < nnames; i++)
-        if (strcmp(e[i].name, names[i]) || strcmp(e[i].value, value) || e[i].overwrite != force)
+        if (strcmp(e[i].name, names[i]) || strcmp(e[i].value, value) || e[i].overwrite != force ||
+            e[i].flags != (is_auto ? (unsigned)NG_ENV_COUNT_AUTO : 0u))
             return 0;
-    return strcmp(e[nnames].name, "OMP_PLACES") == 0 && strcmp(e[nnames].value, places) == 0 &&
-           e[nnames].overwrite == force && strcmp(e[nnames + 1].name, "OMP_PROC_BIND") == 0 &&
-           strcmp(e[nnames + 1].value, bind) == 0 && e[nnames + 1].overwrite == force;
+    if (!bind)
+        return 1;
+    return strcmp(e[nnames].name, "OMP_PROC_BIND") == 0 && strcmp(e[nnames].value, bind) == 0 &&
+           e[nnames].overwrite == force && e[nnames].flags == NG_ENV_BINDING;
 }
 
 static const struct {
     const char *guard;  /* --omp-guard value */
     unsigned threads;   /* places the task owns */
     int smt;
-    const char *value, *places, *bind;
-    int force;
+    const char *value, *bind;   /* bind NULL: no OMP_PROC_BIND */
+    int force, is_auto;
 } cases[] = {
-    {"auto", 8, 0, "8", "cores", "close", 0},
-    {"auto", 16, 1, "16", "threads", "close", 0},
-    {"auto,force", 4, 0, "4", "cores", "close", 1},
-    {"force", 1, 0, "1", "cores", "close", 1},
-    {"auto", 0, 0, "1", "cores", "close", 0},      /* no whole core: still one thread */
-    {"2", 8, 0, "2", "cores", "spread", 0},         /* fewer than places: spread them */
-    {"8", 8, 1, "8", "threads", "close", 0},
-    {"32", 8, 0, "32", "cores", "spread", 0},       /* oversubscribed: spread */
-    {"1,force", 56, 0, "1", "cores", "spread", 1},
-    {"65536", 1, 0, "65536", "cores", "spread", 0},
+    {"auto", 8, 0, "8", NULL, 0, 1},
+    {"auto", 16, 1, "16", NULL, 0, 1},
+    {"auto,force", 4, 0, "4", NULL, 1, 1},
+    {"force", 1, 0, "1", NULL, 1, 1},
+    {"auto", 0, 0, "1", NULL, 0, 1},      /* no whole core: still one thread */
+    {"2", 8, 0, "2", NULL, 0, 0},
+    {"1,force", 56, 0, "1", NULL, 1, 0},
+    {"65536", 1, 0, "65536", NULL, 0, 0},
+    /* ,bind: OMP_PROC_BIND close with one thread per place, else spread */
+    {"auto,bind", 8, 0, "8", "close", 0, 1},
+    {"bind", 16, 1, "16", "close", 0, 1},
+    {"2,bind", 8, 0, "2", "spread", 0, 0},
+    {"8,bind", 8, 1, "8", "close", 0, 0},
+    {"32,bind", 8, 0, "32", "spread", 0, 0},
+    {"1,bind,force", 56, 0, "1", "spread", 1, 0},
+    {"bind,force", 4, 0, "4", "close", 1, 1},
 };
 
 static void test_cases(void)
@@ -65,47 +73,91 @@ static void test_cases(void)
             continue;
         }
         int n = ng_thread_env(&g, cases[i].threads, cases[i].smt, NULL, e, NG_MAX_ENV);
-        ok(env_is(e, n, defaults, NDEF, cases[i].value, cases[i].places, cases[i].bind,
-                  cases[i].force),
-           "guard '%s' threads %u smt %d -> %s=%s ... OMP_PLACES=%s OMP_PROC_BIND=%s force %d "
-           "(n=%d)", cases[i].guard, cases[i].threads, cases[i].smt, defaults[0],
-           cases[i].value, cases[i].places, cases[i].bind, cases[i].force, n);
+        ok(env_is(e, n, defaults, NDEF, cases[i].value, cases[i].bind, cases[i].force,
+                  cases[i].is_auto),
+           "guard '%s' threads %u smt %d -> %s=%s ... OMP_PROC_BIND=%s force %d (n=%d)",
+           cases[i].guard, cases[i].threads, cases[i].smt, defaults[0], cases[i].value,
+           cases[i].bind ? cases[i].bind : "(none)", cases[i].force, n);
+        for (int k = 0; k < n; k++)
+            if (strcmp(e[k].name, "OMP_PLACES") == 0)
+                ok(0, "guard '%s': OMP_PLACES is never in the plan's list", cases[i].guard);
     }
 }
 
 static void test_off_and_limits(void)
 {
-    ng_omp_guard off = {NG_OMP_OFF, 0, 0}, aut = {NG_OMP_AUTO, 0, 0};
+    ng_omp_guard off = {NG_OMP_OFF, 0, 0, 0}, aut = {NG_OMP_AUTO, 0, 0, 0};
+    ng_omp_guard bnd = {NG_OMP_AUTO, 0, 0, 1};
     ng_env_var e[NG_MAX_ENV];
     ok(ng_thread_env(&off, 8, 0, NULL, e, NG_MAX_ENV) == 0, "off -> no variables");
     ok(ng_thread_env(&off, 8, 0, NULL, NULL, 0) == 0, "off needs no room");
-    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF + 1) == -1, "max too small by one -> -1");
-    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF + 2) == NDEF + 2, "max exactly enough -> %d",
-       NDEF + 2);
+    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF - 1) == -1, "max too small by one -> -1");
+    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF) == NDEF, "max exactly enough -> %d", NDEF);
+    ok(ng_thread_env(&bnd, 8, 0, NULL, e, NDEF) == -1, "bind: max too small by one -> -1");
+    ok(ng_thread_env(&bnd, 8, 0, NULL, e, NDEF + 1) == NDEF + 1, "bind: max exactly enough");
     ok(ng_thread_env(&aut, 8, 0, NULL, e, 0) == -1, "max 0 -> -1");
     ok(ng_thread_env(NULL, 8, 0, NULL, e, NG_MAX_ENV) == -1, "NULL guard -> -1");
-    ng_omp_guard zero = {NG_OMP_FIXED, 0, 0};
+    ng_omp_guard zero = {NG_OMP_FIXED, 0, 0, 0};
     ok(ng_thread_env(&zero, 8, 0, NULL, e, NG_MAX_ENV) == -1, "fixed 0 threads -> -1");
 }
 
 static void test_custom_vars(void)
 {
-    ng_omp_guard g = {NG_OMP_FIXED, 3, 1};
+    ng_omp_guard g = {NG_OMP_FIXED, 3, 1, 1};
     ng_env_var e[NG_MAX_ENV];
     const char *const one[] = {"OMP_NUM_THREADS", NULL};
     int n = ng_thread_env(&g, 6, 1, one, e, NG_MAX_ENV);
-    ok(env_is(e, n, one, 1, "3", "threads", "spread", 1),
-       "custom list {OMP_NUM_THREADS}: 3 entries, OMP_NUM_THREADS=3 places threads spread");
+    ok(env_is(e, n, one, 1, "3", "spread", 1, 0),
+       "custom list {OMP_NUM_THREADS}, 3,bind,force: OMP_NUM_THREADS=3, OMP_PROC_BIND spread");
     const char *const none[] = {NULL};
     n = ng_thread_env(&g, 3, 0, none, e, NG_MAX_ENV);
-    ok(env_is(e, n, none, 0, "3", "cores", "close", 1), "empty list: only OMP_PLACES/PROC_BIND");
+    ok(env_is(e, n, none, 0, "3", "close", 1, 0), "empty list: only OMP_PROC_BIND");
     /* Duplicates and place variables in a count list are dropped. */
     const char *const messy[] = {"TBB_NUM_THREADS", "OMP_PLACES", "TBB_NUM_THREADS",
                                  "OMP_PROC_BIND", "OMP_NUM_THREADS", NULL};
     const char *const clean[] = {"TBB_NUM_THREADS", "OMP_NUM_THREADS"};
     n = ng_thread_env(&g, 3, 0, messy, e, NG_MAX_ENV);
-    ok(env_is(e, n, clean, 2, "3", "cores", "close", 1),
+    ok(env_is(e, n, clean, 2, "3", "close", 1, 0),
        "duplicates and OMP_PLACES/OMP_PROC_BIND in the count list are dropped (n=%d)", n);
+}
+
+/* OMP_PLACES text on real topologies: one place per core (its PUs), runs
+ * written as intervals; smt: one place per PU. */
+static void test_places(void)
+{
+    static const struct {
+        const char *xml, *cpus;
+        int smt;
+        const char *want;
+    } pc[] = {
+        /* 2 sockets x 28 cores, SMT2 (PU i and i+112 on one core) */
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "0-3,112-115", 0, "{0,112}:4"},
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "0-3", 0, "{0}:4"},
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "0-1,112-113", 0, "{0,112}:2"},
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "0-1,112-113", 1, "{0}:2,{112}:2"},
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "0,2,112", 0, "{0,112},{2}"},
+        {"tests/topologies/xe8640-4xh100-spr8480-snc4.xml", "5", 1, "{5}"},
+    };
+    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+        ng_topology *topo = NULL;
+        ng_topology_options o;
+        memset(&o, 0, sizeof o);
+        o.xml_path = pc[i].xml;
+        char err[256] = "", buf[256] = "";
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        int rc = -2;
+        if (ng_topology_load(&topo, &o, err, sizeof err) == 0 &&
+            ng_list_parse(pc[i].cpus, set, NG_MAX_PU_OS_INDEX, err, sizeof err) == 0)
+            rc = ng_omp_places_format(topo, set, pc[i].smt, buf, sizeof buf);
+        ok(rc == (int)strlen(pc[i].want) && strcmp(buf, pc[i].want) == 0,
+           "places of %s smt %d: '%s' (want '%s') %s", pc[i].cpus, pc[i].smt, buf, pc[i].want,
+           err);
+        char tiny[3];
+        ok(topo && ng_omp_places_format(topo, set, pc[i].smt, tiny, sizeof tiny) == -1 &&
+           tiny[0] == '\0', "places of %s into 3 bytes: -1, empty", pc[i].cpus);
+        hwloc_bitmap_free(set);
+        ng_topology_free(topo);
+    }
 }
 
 static void test_vars_parse(void)
@@ -130,11 +182,11 @@ static void test_vars_parse(void)
     rc = ng_thread_vars_parse(n63, names, ptrs, 8, err, sizeof err);
     ok(rc == 0 && strlen(ptrs[0]) == 63 && ptrs[1] == NULL, "a 63-character name is accepted");
     /* Parsed lists feed ng_thread_env directly. */
-    ng_omp_guard g = {NG_OMP_AUTO, 0, 0};
+    ng_omp_guard g = {NG_OMP_AUTO, 0, 0, 0};
     ng_env_var e[NG_MAX_ENV];
     ng_thread_vars_parse("OMP_NUM_THREADS,TBB_NUM_THREADS", names, ptrs, 8, NULL, 0);
     int n = ng_thread_env(&g, 5, 0, ptrs, e, NG_MAX_ENV);
-    ok(n == 4 && strcmp(e[1].name, "TBB_NUM_THREADS") == 0 && strcmp(e[1].value, "5") == 0,
+    ok(n == 2 && strcmp(e[1].name, "TBB_NUM_THREADS") == 0 && strcmp(e[1].value, "5") == 0,
        "parsed list drives ng_thread_env");
 
     static const struct {
@@ -181,6 +233,7 @@ int main(void)
     test_cases();
     test_off_and_limits();
     test_custom_vars();
+    test_places();
     test_vars_parse();
     return tap_done();
 }

@@ -38,7 +38,7 @@ out=$(run --local-rank 1 --local-size 2 --omp-guard)
 is "$(val "$out" Cpus_allowed_list)" "1" "rank 1 of 2: bound to CPU 1"
 is "$(val "$out" heap)" "bind:0" "rank 1 of 2: heap bind:0"
 is "$(val "$out" OMP_NUM_THREADS),$(val "$out" OMP_PLACES),$(val "$out" OMP_PROC_BIND)" \
-   "1,cores,close" "--omp-guard: 1 thread on cores, close"
+   "1,," "--omp-guard: 1 thread, no OMP_PLACES/OMP_PROC_BIND (the task is bound already)"
 is "$(val "$out" MKL_NUM_THREADS)" "1" "--omp-guard: MKL_NUM_THREADS=1"
 out=$(OMP_NUM_THREADS=7 run --local-rank 0 --local-size 2 --omp-guard)
 is "$(val "$out" OMP_NUM_THREADS)" "7" "a user's OMP_NUM_THREADS is kept"
@@ -74,12 +74,48 @@ is "$(val "$out" OMP_NUM_THREADS)" "1" "none + --omp-guard: threads still capped
 
 # --- verbose line ---
 run --local-rank 1 --local-size 2 --verbose >/dev/null
-is "$(tail -1 /tmp/ng-exec-err.$$)" "numaguard: task 1: gpus none numa 0 cpus 1 mem bind:0 threads 1" \
-   "--verbose: the task line"
-RANK=5 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 run --numa-policy local,verbose >/dev/null
+is "$(tail -1 /tmp/ng-exec-err.$$)" "numaguard: task 1: gpus none numa 0 cpus 1 mem bind:0" \
+   "--verbose: the task line (no thread count without --omp-guard)"
+RANK=5 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 run --numa-policy local,verbose --omp-guard >/dev/null
 is "$(tail -1 /tmp/ng-exec-err.$$)" \
    "numaguard: rank 5 (local 1): gpus none numa 0 cpus 1 mem bind:0 threads 1" \
-   "verbose modifier with RANK=5: the rank line"
+   "verbose modifier with RANK=5: the rank line, threads exported"
+
+# --- the field reports' workload: OpenMP started in the main thread, then 2
+# forked children and 16 pthread workers running small OpenMP regions. Every
+# thread and child keeps the task's whole slice under every guard and policy
+# (libgomp binding would confine them all to the first place). ---
+POOL=$BUILD/tests/omp_pool
+pool_cpus() {  # pool_cpus ARGS...: "slice|distinct cpus= values of main, children, workers"
+    o=$(taskset -c 0,1 "$NG" exec "$@" -- sh -c 'echo "slice=$NUMAGUARD_CPUS"; exec "$0" 16 0.2 2' \
+        "$POOL" 2>/dev/null)
+    printf '%s|%s|%s' "$(val "$o" slice)" \
+        "$(printf '%s\n' "$o" | grep -Ec '^(main|child [0-9]+|worker [0-9]+) cpus=')" \
+        "$(printf '%s\n' "$o" | sed -n 's/^\(main\|child [0-9]*\|worker [0-9]*\) cpus=//p' | sort -u | tr '\n' ' ')"
+}
+for guard in --omp-guard --omp-guard=1; do
+    for pol in local prefer interleave weighted none; do
+        is "$(pool_cpus "$guard" --numa-policy "$pol")" "0-1|19|0-1 " \
+           "pool + fork, $guard, $pol: main, 2 children, 16 workers all keep CPUs 0-1"
+    done
+done
+is "$(pool_cpus --omp-guard=1 --local-rank 1 --local-size 2)" "1|19|1 " \
+   "pool + fork, rank 1 of 2: all 19 on the rank's slice (CPU 1)"
+# ,bind is opt-in for pure OpenMP programs: libgomp then pins the first
+# thread, and what it starts outside OpenMP, to the first place (shown here).
+out=$(run --omp-guard=1,bind)
+is "$(val "$out" OMP_PROC_BIND)/$(val "$out" OMP_PLACES)" "spread/{0}:2" \
+   "--omp-guard=1,bind: OMP_PROC_BIND=spread, OMP_PLACES lists the task's own cores"
+is "$(pool_cpus --omp-guard=bind)" "0-1|19|0 " \
+   "--omp-guard=bind: the documented cost, everything on the first place"
+for pol in none; do
+    out=$(run --omp-guard=bind --numa-policy "$pol")
+    is "$(val "$out" OMP_NUM_THREADS)/$(val "$out" OMP_PROC_BIND)/$(val "$out" OMP_PLACES)" "2//" \
+       "--omp-guard=bind with policy $pol: counts only (numaguard did not bind)"
+done
+out=$(run --omp-guard=bind --topology "$XE")
+is "$(val "$out" OMP_PROC_BIND)/$(val "$out" OMP_PLACES)" "/" \
+   "--omp-guard=bind, plan only (foreign topology): no binding variables"
 
 # --- GPUs on a 4xH100 SNC4 topology (plan only: env, no syscalls) ---
 out=$(CUDA_VISIBLE_DEVICES=0,1,2,3 LOCAL_RANK=2 LOCAL_WORLD_SIZE=4 run --topology "$XE")

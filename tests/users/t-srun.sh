@@ -60,7 +60,7 @@ ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" \
     "srun -n 2 numaguard exec: rank from SLURM_LOCALID, size from SLURM_STEP_TASKS_PER_NODE"
 ngc_wait_idle 10
 out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --verbose -- true 2>&1 | grep '^numaguard: rank' | sort)
-ngt_is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0 threads 1\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0 threads 1')" \
+ngt_is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0')" \
     "exec --verbose under srun: one line per rank with SLURM_PROCID"
 
 ngt_done
