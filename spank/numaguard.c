@@ -9,7 +9,9 @@
  *  - slurm_spank_task_init (each task, as the user, just before exec):
  *    check the task's real GPUs, apply its plan entry, export env, report.
  * Never fails user_init (that would drain the node); failures become a
- * warning, or a failed task under strict. */
+ * warning, or a failed task under strict. Every callback returns 0 or -1
+ * (Slurm 25.05+ treats any non-zero value as an error; only option
+ * callbacks in srun/sbatch return -1, to refuse a bad value). */
 #include "ng_spank.h"
 
 #include <stdarg.h>
@@ -19,6 +21,15 @@
 #include <unistd.h>
 
 SPANK_PLUGIN(numaguard, 1);
+
+#ifdef NG_HAVE_SPANK_FAILURE_MODE
+/* Slurm 25.05+ drains the node when a plugin's slurm_spank_init fails,
+ * unless the plugin asks for the job to fail instead. numaguard's init
+ * never fails (it returns 0 even when disabled), so this only guards
+ * against a future mistake. Declared only where the headers have it
+ * (compile probe in mk/spank-features.mk). */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
 
 /* Step ids from slurm.h: batch, extern, interactive, pending (and above). */
 #define NG_FIRST_SPECIAL_STEP 0xfffffffaU
