@@ -119,12 +119,14 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
             tt->off_socket += off;
             /* ... while its package still had allocated cores nobody used */
             hwloc_bitmap_and(pk, pk, allowed);
-            tt->off_socket_free += off && !hwloc_bitmap_isincluded(pk, used);
+            int free_left = off && !hwloc_bitmap_isincluded(pk, used);
+            tt->off_socket_free += free_left;
             if (off && getenv("NG_QUALITY_VERBOSE")) {
-                char c[256];
+                char c[256], a[256];
                 ng_list_format(tp->cpus, c, sizeof c);
-                fprintf(stderr, "off-socket: %s nt=%u task %u gpu %d cpus %s\n", cur_name, nt, t,
-                        tp->gpus[0], c);
+                ng_list_format(allowed, a, sizeof a);
+                fprintf(stderr, "off-socket%s: %s nt=%u task %u gpu %d cpus %s allowed %s\n",
+                        free_left ? " (package not full)" : "", cur_name, nt, t, tp->gpus[0], c, a);
             }
         }
     }

@@ -317,9 +317,25 @@ int ng_cut_family(const ng_cut_line *line, int family, unsigned nt, unsigned s,
     }
 }
 
+static int choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e, unsigned lo,
+                  unsigned hi, int no_idle, unsigned *start, unsigned *len, ng_cut_score *score);
+
 int ng_cut_choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
                   unsigned lo, unsigned hi, unsigned *start, unsigned *len,
                   ng_cut_score *score)
+{
+    return choose(line, nt, s, e, lo, hi, 0, start, len, score);
+}
+
+int ng_cut_choose_full(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                       unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                       ng_cut_score *score)
+{
+    return choose(line, nt, s, e, lo, hi, 1, start, len, score);
+}
+
+static int choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e, unsigned lo,
+                  unsigned hi, int no_idle, unsigned *start, unsigned *len, ng_cut_score *score)
 {
     unsigned *ts = malloc(2 * (size_t)(nt ? nt : 1) * sizeof *ts);
     if (!ts)
@@ -331,6 +347,8 @@ int ng_cut_choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
             continue;
         ng_cut_score sc;
         ng_cut_score_of(line, nt, ts, tl, &sc);
+        if (no_idle && sc.idle > line->n - ((unsigned long)nt * s + e))
+            continue;
         if (chosen < 0 || ng_cut_better(&sc, score)) {
             *score = sc;
             memcpy(start, ts, nt * sizeof *ts);
@@ -366,11 +384,15 @@ int ng_plan_cut_units(ng_planner *p, const unsigned *units, unsigned n,
     for (unsigned i = 0; i < n; i++)
         dom[i] = (unsigned)p->units[units[i]].dom;
     ng_cut_line line = {.n = n, .dom = dom, .ndom = p->n_doms, .dist = p->dist};
-    /* exact: no slice above its size (a GPU component's home must leave
-     * what it does not need to the others). */
-    unsigned lo = fixed ? base : 1, hi = fixed ? base : exact ? base + (e > 0) : (p->cap ? p->cap : n);
+    /* exact 1: no slice above its size (a GPU component's home must leave
+     * what it does not need to the others); 2: no more idle units than the
+     * sizes leave (a GPU component's spill region is exactly its demand:
+     * an idle core there would be a core of the GPU's package left idle
+     * while a task sits farther away). */
+    unsigned lo = fixed ? base : 1, hi = fixed ? base : exact == 1 ? base + (e > 0) : (p->cap ? p->cap : n);
     ng_cut_score sc;
-    int fam = base ? ng_cut_choose(&line, nt, base, e, lo, hi, start, len, &sc) : -1;
+    int fam = !base ? -1 : exact == 2 ? ng_cut_choose_full(&line, nt, base, e, lo, hi, start, len, &sc)
+                                      : ng_cut_choose(&line, nt, base, e, lo, hi, start, len, &sc);
     if (fam < 0) {
         /* Fewer units than tasks: one each, round robin (tasks share). */
         for (unsigned t = 0; t < nt; t++) {

@@ -85,8 +85,9 @@ int ng_plan_seat_gpus(ng_planner *p, char *err, size_t errlen);
 void ng_plan_share_cores(ng_planner *p);
 /** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
  *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
- *  order; @p exact: no slice larger than base+1 (else the aligned cut may
- *  hand out all @p n). Marks them used. Returns the family chosen or -1. */
+ *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may
+ *  hand out all @p n); 2: no unit idle beyond what the sizes leave. Marks
+ *  them used. Returns the family chosen or -1. */
 int ng_plan_cut_units(ng_planner *p, const unsigned *units, unsigned n,
                       const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);
 
@@ -117,6 +118,10 @@ enum { NG_CUT_CONSECUTIVE = 0, NG_CUT_MOVED, NG_CUT_ALIGNED };
 int ng_cut_choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
                   unsigned lo, unsigned hi, unsigned *start, unsigned *len,
                   ng_cut_score *score);
+/** The same, among the cuts that leave no more units idle than the sizes do. */
+int ng_cut_choose_full(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                       unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                       ng_cut_score *score);
 /** Score of a given cut. */
 void ng_cut_score_of(const ng_cut_line *line, unsigned nt, const unsigned *start,
                      const unsigned *len, ng_cut_score *out);

@@ -345,20 +345,35 @@ static void spill(ng_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu)
 
 /* ---- cutting a component's region -------------------------------------- */
 
-/* Every member has a core of its home (when the home has one for each). */
+static int same_gpus(const ng_planner *p, unsigned a, unsigned b)
+{
+    unsigned na, nb;
+    const int *ga = ng_plan_req_gpus(p->req, a, &na), *gb = ng_plan_req_gpus(p->req, b, &nb);
+    return na == nb && memcmp(ga, gb, na * sizeof *ga) == 0;
+}
+
+/* Every GPU of the component still has a task with a core of the home
+ * (when the home has a core for each). Tasks of the same GPU(s) are
+ * interchangeable: one per socket is fine for them (the GPU is shared
+ * anyway); a task of ANOTHER GPU pushed wholly out of the home is not. */
 static int every_member_home(const ng_planner *p, const comp *k, const unsigned *order)
 {
     if ((unsigned)hwloc_bitmap_weight(k->home) < k->n)
         return 1;
-    for (unsigned m = 0; m < k->n; m++)
-        if (!hwloc_bitmap_intersects(p->slice[order[m]], k->home))
+    for (unsigned m = 0; m < k->n; m++) {
+        int seated = 0;
+        for (unsigned o = 0; o < k->n && !seated; o++)
+            seated = same_gpus(p, order[m], order[o]) &&
+                     hwloc_bitmap_intersects(p->slice[order[o]], k->home);
+        if (!seated)
             return 0;
+    }
     return 1;
 }
 
-/* The cut left a GPU task with no core of its GPU's home (e.g. 2 tasks of
- * two GPUs on one 4-core socket, 4 cores each: 4|4 would put one task wholly
- * on the other socket). Seat home first instead: the home is shared out
+/* The cut left a GPU with no task on its home (e.g. 2 tasks of two GPUs on
+ * one 4-core socket, 4 cores each: 4|4 would put one GPU's task wholly on
+ * the other socket). Seat home first instead: the home is shared out
  * evenly, then each task takes the rest of its size from the spill. */
 static void home_share_cut(ng_planner *p, comp *k, const unsigned *units, unsigned n,
                            const unsigned *order, const unsigned *want)
@@ -414,7 +429,12 @@ static void cut_identical(ng_planner *p, comp *k)
     unsigned *want = malloc(k->n * sizeof *want);
     for (unsigned m = 0; m < k->n; m++)
         want[m] = p->size[order[m]];
-    ng_plan_cut_units(p, units, n, order, k->n, base, e, 1);
+    /* A home larger than its tasks' demand leaves the rest to others: no
+     * slice above its size. A region grown by spilling is exactly the
+     * demand: slices may be sized as the objective prefers, but no core of
+     * it may stay idle (the nearest were taken first). */
+    int exact = hwloc_bitmap_isequal(k->region, k->home) ? 1 : 2;
+    ng_plan_cut_units(p, units, n, order, k->n, base, e, exact);
     if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
         home_share_cut(p, k, units, n, order, want);
     free(want);

@@ -66,6 +66,7 @@ def check_plan(name, topo, args, cpus=None, mems=None, mode=None, threads=None,
 
 
 XE = "xe8640-4xh100-spr8480-snc4.xml"
+W = "witherspoon-p9-6xv100-gpumem-numa.xml"
 XE_NODE = {1: "14-27,126-139", 3: "42-55,154-167", 5: "70-83,182-195", 7: "98-111,210-223"}
 JUWELS = "juwels-booster-4xa100-epyc7402-nps4.xml"
 
@@ -94,15 +95,19 @@ check_plan("xe8640 smt threads", XE, ["--tasks", "4", "--gpus-per-task", "1", "-
 check_plan("xe8640 2 tasks x 2 GPUs", XE, ["--tasks", "2", "--gpus-per-task", "2"],
            cpus=["0-55,112-167", "56-111,168-223"],
            mems=[[0, 1, 2, 3], [4, 5, 6, 7]], threads=[56, 56])
-# 8 tasks on 4 GPUs: two tasks per GPU, 14 cores each; each keeps half of its
-# GPU's node and takes half of the neighbouring node of the same socket.
+# 8 tasks on 4 GPUs: two tasks per GPU, 14 cores each: one on its GPU's node,
+# the other on the neighbouring node of the same socket (no task straddles).
 check_plan("xe8640 8 tasks on 4 GPUs (--task-gpus)", XE,
            ["--tasks", "8", "--task-gpus", "0;0;1;1;2;2;3;3"],
-           cpus=["28-34,42-48,140-146,154-160", "35-41,49-55,147-153,161-167",
-                 "0-6,14-20,112-118,126-132", "7-13,21-27,119-125,133-139",
-                 "84-90,98-104,196-202,210-216", "91-97,105-111,203-209,217-223",
-                 "56-62,70-76,168-174,182-188", "63-69,77-83,175-181,189-195"],
-           threads=[14] * 8)
+           cpus=["28-41,140-153", "42-55,154-167", "0-13,112-125", "14-27,126-139",
+                 "84-97,196-209", "98-111,210-223", "56-69,168-181", "70-83,182-195"],
+           mems=[[2], [3], [0], [1], [6], [7], [4], [5]], threads=[14] * 8)
+# Tasks of two GPUs that share a 4-core socket, 4 cores each: both keep half
+# of their GPUs' socket (a 4|4 cut would put one GPU's task wholly on the
+# other socket).
+check_plan("witherspoon 2 GPUs of one socket: both keep home cores", W,
+           ["--tasks", "2", "--gpus-per-task", "1"],
+           cpus=["0-7,88-95", "8-15,96-103"], mems=[[0, 8], [0, 8]])
 check_plan("xe8640 bus ids in --task-gpus", XE, ["--tasks", "2", "--task-gpus", "0000:db:00.0;5f:00.0"],
            cpus=["56-111,168-223", "0-55,112-167"], gpus=[["0000:db:00.0"], ["0000:5f:00.0"]])
 # Slurm -c 4 on SMT2 = 2 whole cores per task.

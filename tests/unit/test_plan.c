@@ -1,7 +1,7 @@
 /* Planner properties over every topology in tests/topologies x a grid of job
  * shapes: disjoint, inside the allowed set, -c a size when the step has the
- * cores, GPU tasks keep a home core and leave their GPU's package only when
- * it is full, tasks = GPUs on a whole node use >= 90% of the cores, SMT
+ * cores, every GPU keeps a task on its home and GPU tasks leave their GPU's
+ * package only when it is full, tasks = GPUs on a whole node use >= 90% of the cores, SMT
  * siblings together, memory never on CPU-less nodes unless asked and = the
  * task's domains' nodes, threads = cores owned, adding a free core never adds
  * a straddling task, and the same input gives the same output.
@@ -167,8 +167,18 @@ static int check_gpu_task(const ng_topology *topo, const ng_plan *plan, const ng
             good = 0;
         }
     } else if (!tp->shares_cores) {
-        if (count_units(topo, local) >= mates && !hwloc_bitmap_intersects(tp->cpus, local)) {
-            snprintf(why, len, "task %u: no core local to its GPU(s)", tp->local_id);
+        /* A task of the same GPU(s) on the home is enough (one per socket
+         * is fine for tasks sharing a GPU). */
+        int seated = hwloc_bitmap_intersects(tp->cpus, local);
+        for (unsigned t = 0; t < ng_plan_task_count(plan) && !seated; t++) {
+            const ng_task_plan *o = ng_plan_task(plan, t);
+            int same = o->n_gpus == tp->n_gpus;
+            for (unsigned k = 0; same && k < tp->n_gpus; k++)
+                same = o->gpus[k] == tp->gpus[k];
+            seated = same && hwloc_bitmap_intersects(o->cpus, local);
+        }
+        if (count_units(topo, local) >= mates && !seated) {
+            snprintf(why, len, "task %u: no task of its GPU(s) on a core local to them", tp->local_id);
             good = 0;
         }
         packages_of(topo, local, pk);
