@@ -111,6 +111,9 @@ static int cut_moved(const ng_cut_line *line, unsigned nt, unsigned s, unsigned 
 {
     unsigned w = e + 1;
     size_t cells = (size_t)(nt + 1) * w;
+    /* Far beyond any node's core count (65536 tasks): not worth the table. */
+    if (cells > (size_t)1 << 22)
+        return -1;
     double *f = malloc(cells * sizeof *f);
     unsigned *g = malloc(cells * sizeof *g);
     unsigned char *pick = malloc(cells);

@@ -179,18 +179,37 @@ typedef struct comp {
     int done;              /* cut */
 } comp;
 
-static const ng_planner *sort_p;
+/* Most constrained first: smallest home, then where it starts, then task id.
+ * Keys are copied out so qsort needs no global (the planner is reentrant). */
+typedef struct member_key {
+    int home_size, first;
+    unsigned task;
+} member_key;
 
 static int cmp_member(const void *a, const void *b)
 {
-    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-    int hx = hwloc_bitmap_weight(sort_p->home[x]), hy = hwloc_bitmap_weight(sort_p->home[y]);
-    if (hx != hy)
-        return hx < hy ? -1 : 1;
-    int fx = hwloc_bitmap_first(sort_p->home[x]), fy = hwloc_bitmap_first(sort_p->home[y]);
-    if (fx != fy)
-        return fx < fy ? -1 : 1;
-    return x < y ? -1 : (x > y);
+    const member_key *x = a, *y = b;
+    if (x->home_size != y->home_size)
+        return x->home_size < y->home_size ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->task < y->task ? -1 : (x->task > y->task);
+}
+
+static void sort_members(const ng_planner *p, unsigned *tasks, unsigned n)
+{
+    member_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return; /* task order: still deterministic */
+    for (unsigned i = 0; i < n; i++) {
+        k[i].task = tasks[i];
+        k[i].home_size = hwloc_bitmap_weight(p->home[tasks[i]]);
+        k[i].first = hwloc_bitmap_first(p->home[tasks[i]]);
+    }
+    qsort(k, n, sizeof *k, cmp_member);
+    for (unsigned i = 0; i < n; i++)
+        tasks[i] = k[i].task;
+    free(k);
 }
 
 static int find_root(int *parent, int x)
@@ -231,9 +250,8 @@ static unsigned build_comps(ng_planner *p, comp *c)
         k->tasks[k->n++] = t;
         hwloc_bitmap_or(k->home, k->home, p->home[t]);
     }
-    sort_p = p;
     for (unsigned i = 0; i < nc; i++)
-        qsort(c[i].tasks, c[i].n, sizeof(unsigned), cmp_member);
+        sort_members(p, c[i].tasks, c[i].n);
     free(parent);
     free(id);
     return nc;
@@ -551,8 +569,7 @@ void ng_plan_share_cores(ng_planner *p)
     for (unsigned t = 0; t < nt; t++)
         if (p->home[t])
             order[k++] = t;
-    sort_p = p;
-    qsort(order, k, sizeof *order, cmp_member);
+    sort_members(p, order, k);
     for (unsigned t = 0; t < nt; t++)
         if (!p->home[t])
             order[k++] = t;
