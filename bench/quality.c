@@ -133,7 +133,11 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     tt->plans++;
     tt->tasks += nt;
     tt->alloc_cores += alloc;
-    tt->idle += alloc - cores_in(hw, used);
+    unsigned idle = alloc - cores_in(hw, used);
+    tt->idle += idle;
+    if (idle && getenv("NG_QUALITY_VERBOSE"))
+        fprintf(stderr, "idle: %s nt=%u gpus=%u: %u of %u cores\n", cur_name, nt,
+                ng_plan_task(plan, 0)->n_gpus, idle, alloc);
     double share = min_eff / ((double)alloc / nt);
     tt->eff_share_sum += share;
     if (share < tt->eff_share_min)
