@@ -1,12 +1,17 @@
 #!/bin/sh
 # Install the Debian packages numaguard needs to build and test, if missing.
-# Used by `make check` and `make demo`; safe to run again.
+# Used by `make check`, `make demo` and inside the chroots of
+# `make check-releases`; safe to run again. Works on Debian 12 (bookworm),
+# 13 (trixie) and sid: every name below exists in all three. The sanitizer
+# runtime is llvm-defaults' libclang-rt-dev, which pulls the version that
+# matches the release's default clang (14, 19, 21); libclang-rt-14-dev
+# exists only in bookworm.
 set -e
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
 libhwloc-plugins libslurm-dev slurmctld slurmd slurm-client munge python3
 debhelper dpkg-dev groff-base
 qemu-system-x86 busybox-static zstd xz-utils iproute2
-clang libclang-rt-14-dev valgrind"
+clang libclang-rt-dev valgrind"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
