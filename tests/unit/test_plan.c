@@ -545,6 +545,15 @@ static void grid(const char *name, const ng_topology *topo)
                         tap_diag("%s: %u tasks x %u GPUs, policy %s, cpus %d: %s", name, n, g,
                                  policies[p], r, why);
                 }
+        /* Several tasks per GPU (2-8), one GPU each, with and without -c. */
+        for (unsigned per = 2; per <= 8 && ngpu && fam_ok; per++)
+            for (unsigned c = 0; c <= 4 && fam_ok; c += 4) {
+                shape s = {ngpu * per, 1, c, "local", "auto", r};
+                fam_ok = run_shape(topo, &s, why, sizeof(why));
+                fam_cases++;
+                if (!fam_ok)
+                    tap_diag("%s: %u tasks per GPU, -c %u, cpus %d: %s", name, per, c, r, why);
+            }
         if (ngpu)
             ok(fam_ok, "%s: GPU tasks, allowed-set %d (%u cases)", name, r, fam_cases);
         /* CPU-only tasks: 1 .. 2x NUMA count, with and without -c. */
