@@ -536,6 +536,8 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
         sb_printf(&sb, " (kept %s)", res->kept);
     if (!res || (res->flags & NG_APPLY_SKIP_SYSCALLS))
         sb_printf(&sb, " (plan only)");
+    else if (res->flags & NG_APPLY_LAUNCHER_MASK)
+        sb_printf(&sb, " (cpus kept from the launcher)");
     else if (res->flags & NG_APPLY_KEEP_CPUS)
         sb_printf(&sb, " (cpus kept from --cpu-bind)");
     if (tp->shares_cores)

@@ -444,3 +444,38 @@ int ng_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len)
     }
     return n;
 }
+
+/* ---------------- policy against a machine ---------------- */
+
+int ng_policy_check_nodes(const ng_policy *pol, const ng_topology *topo, char *err, size_t errlen)
+{
+    if (!pol || !topo || !pol->has_nodes)
+        return 0;
+    hwloc_bitmap_t named = hwloc_bitmap_alloc(), have = hwloc_bitmap_alloc(),
+                   missing = hwloc_bitmap_alloc();
+    int rc = 0;
+    if (!named || !have || !missing) {
+        rc = ng_fail(err, errlen, "out of memory");
+        goto out;
+    }
+    ng_nodemask_to_bitmap(pol->nodes, NG_NODEMASK_WORDS, named);
+    for (unsigned i = 0; i < ng_topology_numa_count(topo); i++)
+        hwloc_bitmap_set(have, ng_topology_numa(topo, i)->os_index);
+    hwloc_bitmap_andnot(missing, named, have);
+    if (!hwloc_bitmap_iszero(missing)) {
+        char m[128], h[128];
+        if (ng_list_format(missing, m, sizeof m) < 0)
+            ng_strlcpy(m, "(long list)", sizeof m);
+        if (ng_list_format(have, h, sizeof h) < 0)
+            ng_strlcpy(h, "(long list)", sizeof h);
+        rc = ng_fail(err, errlen, "--numa-policy=%s:%s: NUMA node%s %s %s not exist on this "
+                     "machine (its nodes: %s)", ng_policy_kind_name(pol->kind), m,
+                     hwloc_bitmap_weight(missing) > 1 ? "s" : "", m,
+                     hwloc_bitmap_weight(missing) > 1 ? "do" : "does", h);
+    }
+out:
+    hwloc_bitmap_free(named);
+    hwloc_bitmap_free(have);
+    hwloc_bitmap_free(missing);
+    return rc;
+}

@@ -18,7 +18,9 @@ env'
 # machine this suite targets has 2 CPUs and one NUMA node: node 0).
 run() { taskset -c 0,1 "$NG" exec "$@" -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$; }
 
-# overlap A B: 0 (true for ok) when the CPU lists A and B share no CPU.
+# overlap A B: 0 (true for ok) when the CPU lists A and B share no CPU;
+# inlist N LIST: 0 when N is in the Linux list LIST.
+inlist() { overlap "$1" "$2" | tr 01 10; }
 overlap() {
     python3 -c 'import sys
 def cpus(t):
@@ -136,11 +138,11 @@ is "$(val "$out" OMP_PROC_BIND)/$(val "$out" OMP_PLACES)" "/" \
 # own NUMA node's first core and the memory its node.
 out=$(CUDA_VISIBLE_DEVICES=0,1,2,3 LOCAL_RANK=2 LOCAL_WORLD_SIZE=4 run --topology "$XE")
 is "$(val "$out" NUMAGUARD_GPUS)" "0000:cb:00.0" "torchrun: 4 visible, local rank 2 owns entry 2"
-like ",$(val "$out" NUMAGUARD_MEMS)," ",7," "... memory on its GPU's node 7"
+ok "$(inlist 7 "$(val "$out" NUMAGUARD_MEMS)")" "... memory includes its GPU's node 7"
 is "$(val "$out" Cpus_allowed_list)" "0-1" "plan only: affinity not changed"
 out=$(CUDA_VISIBLE_DEVICES=3,2,1,0 LOCAL_RANK=0 LOCAL_WORLD_SIZE=4 run --topology "$XE")
 is "$(val "$out" NUMAGUARD_GPUS)" "0000:db:00.0" "visible list 3,2,1,0: rank 0 owns GPU index 3"
-like ",$(val "$out" NUMAGUARD_MEMS)," ",5," "... memory on its GPU's node 5"
+ok "$(inlist 5 "$(val "$out" NUMAGUARD_MEMS)")" "... memory includes its GPU's node 5"
 out=$(CUDA_VISIBLE_DEVICES=1 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 run --topology "$XE")
 is "$(val "$out" NUMAGUARD_GPUS)" "0000:5f:00.0" "one visible GPU, 2 ranks: they share it"
 out0=$(CUDA_VISIBLE_DEVICES=1 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 run --topology "$XE")
