@@ -41,17 +41,14 @@ static void units_in(const ng_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitma
             hwloc_bitmap_set(out, u);
 }
 
-/* Tasks whose home touches domain d. */
-static unsigned claims(const ng_planner *p, unsigned d, unsigned upto)
+/* claim[d] = tasks whose home touches domain d (kept as homes are set). */
+static void add_claims(const ng_planner *p, hwloc_const_bitmap_t home, unsigned *claim)
 {
-    unsigned n = 0;
-    for (unsigned t = 0; t < upto; t++)
-        if (p->home[t] && touches(p, p->home[t], d))
-            n++;
-    return n;
+    for (unsigned d = 0; d < p->n_doms; d++)
+        claim[d] += (unsigned)touches(p, home, d);
 }
 
-static void remote_home(ng_planner *p, unsigned t, const int *gpus, unsigned n)
+static void remote_home(ng_planner *p, unsigned t, const int *gpus, unsigned n, unsigned *claim)
 {
     hwloc_bitmap_t src = hwloc_bitmap_alloc();
     for (unsigned i = 0; i < n; i++)
@@ -68,7 +65,7 @@ static void remote_home(ng_planner *p, unsigned t, const int *gpus, unsigned n)
                 dist = x;
         } hwloc_bitmap_foreach_end();
         known |= dist != ~0u;
-        unsigned c = claims(p, d, p->req->ntasks);
+        unsigned c = claim[d];
         if (best < 0 || dist < best_d || (dist == best_d && c < best_c)) {
             best = (int)d;
             best_d = dist;
@@ -79,6 +76,7 @@ static void remote_home(ng_planner *p, unsigned t, const int *gpus, unsigned n)
     p->home[t] = hwloc_bitmap_alloc();
     hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
                            (int)(p->doms[best].first + p->doms[best].count - 1));
+    claim[best]++;
     char names[128];
     ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
     if (known)
@@ -92,7 +90,13 @@ static void remote_home(ng_planner *p, unsigned t, const int *gpus, unsigned n)
 int ng_plan_homes(ng_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, ngpu = ng_topology_gpu_count(p->topo);
+    unsigned *claim = calloc(p->n_doms, sizeof *claim);
     hwloc_bitmap_t local = hwloc_bitmap_alloc();
+    if (!claim || !local) {
+        free(claim);
+        hwloc_bitmap_free(local);
+        return ng_fail(err, errlen, "out of memory");
+    }
     /* Local homes first, so remote tasks see them when spreading. */
     for (int pass = 0; pass < 2; pass++)
         for (unsigned t = 0; t < nt; t++) {
@@ -101,13 +105,14 @@ int ng_plan_homes(ng_planner *p, char *err, size_t errlen)
             if (n == 0 || (pass == 1 && !p->plan->tasks[t].gpu_remote))
                 continue;
             if (pass == 1) {
-                remote_home(p, t, gpus, n);
+                remote_home(p, t, gpus, n, claim);
                 continue;
             }
             hwloc_bitmap_zero(local);
             for (unsigned i = 0; i < n; i++) {
                 if (gpus[i] < 0 || (unsigned)gpus[i] >= ngpu) {
                     hwloc_bitmap_free(local);
+                    free(claim);
                     return ng_fail(err, errlen, "task %u: GPU index %d is not a GPU of this "
                                                 "topology (it has %u)", t, gpus[i], ngpu);
                 }
@@ -119,9 +124,12 @@ int ng_plan_homes(ng_planner *p, char *err, size_t errlen)
                 hwloc_bitmap_free(p->home[t]);
                 p->home[t] = NULL;
                 p->plan->tasks[t].gpu_remote = 1;
+            } else {
+                add_claims(p, p->home[t], claim);
             }
         }
     hwloc_bitmap_free(local);
+    free(claim);
     return 0;
 }
 
