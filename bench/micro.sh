@@ -20,7 +20,10 @@ fresh() {
     done | med
 }
 
-cache=$work/cache
+# The cache lives under /run: under /tmp (world-writable) it is never trusted.
+cache_root=$(mktemp -d /run/ng-bench-cache.XXXXXX) || exit 1
+trap 'rm -rf "$cache_root"' EXIT
+cache=$cache_root/cache
 "$bin/bench_topo" write "$cache" >/dev/null || { echo "cache write failed" >&2; exit 1; }
 xmlsize=$(stat -c %s "$cache/topology.xml")
 N=${BENCH_FRESH:-20}
@@ -55,7 +58,7 @@ for f in $(ls -S "$topos"/*.xml | head -4); do
     echo "| $(basename "$f" .xml) | $kb | $pus | $gp | $a | $b | $c | ${pm:-fail} |"
 done
 echo
-echo "Cache write (\`ng_topology_cache_write\`, once per node): $("$bin/bench_topo" write "$work/cache2" | sed -n 's/^ms=//p') ms."
+echo "Cache write (\`ng_topology_cache_write\`, once per node): $("$bin/bench_topo" write "$cache_root/cache2" | sed -n 's/^ms=//p') ms."
 echo
 echo "### b. Per-task apply cost (\`ng_apply_task\`)"
 echo

@@ -42,6 +42,13 @@ void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t 
  *  has no runtime plugin. Returns 0 or -1. */
 int ng_hwloc_set_io_filters(hwloc_topology_t hw);
 
+/** Remove from hwloc-written XML (in place) every <info> line whose name
+ *  says serial, UUID or asset tag (DMIProductUUID, DMIBoardSerial, disk
+ *  and GPU serials): the topology cache is world-readable. Returns the new
+ *  length, or (size_t)-1 if such an element is not on a line of its own
+ *  (topocache.c). */
+size_t ng_topocache_strip_identifiers(char *xml, size_t len);
+
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
  *  order, as device file paths under fsroot (gpumap.c; used by gresconf.c). */
 int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,

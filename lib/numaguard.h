@@ -170,10 +170,13 @@ int ng_topology_gpu_by_busid(const ng_topology *topo, const char *busid);
  * ng_topology_load does, and with cgroup-disallowed resources, so that
  * processes in any cgroup can restrict it to their own) and write
  * DIR/topology.xml and DIR/topology.stamp atomically (temporary files,
- * fsync, rename; mode 0644). DIR is created (0755) when missing; it must be
- * a directory owned by the caller's effective uid and not writable by group
- * or others. The stamp records the hwloc version, the online CPU list, the
- * online NUMA node list, the boot id, and the XML's size and FNV-1a hash.
+ * fsync, rename; mode 0644). Root only. DIR (absolute) is created (0755)
+ * when missing; every directory from / to DIR must be owned by root, not
+ * writable by group or others (sticky /tmp does not count) and no symlink:
+ * readers trust nothing else. Infos naming serials, UUIDs or asset tags are
+ * left out of the XML. The stamp records the hwloc version, the online CPU
+ * list, the online NUMA node list, the boot id, and the XML's size and
+ * FNV-1a hash.
  */
 int ng_topology_cache_write(const char *dir, char *err, size_t errlen);
 
@@ -182,8 +185,9 @@ int ng_topology_cache_write(const char *dir, char *err, size_t errlen);
  * the cached topology of DIR if it is valid for the running machine; adds
  * HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM and ..._THISSYSTEM_ALLOWED_RESOURCES so
  * the calling process's cgroup restrictions apply. Returns 0 when set up,
- * -1 when the cache is missing, unsafe (owner/mode), stale or corrupt
- * (@p why says which); @p hw is then unusable and must be destroyed.
+ * -1 when the cache is missing, unsafe (a path component or file not
+ * root's alone, a symlink, a FIFO), stale or corrupt (@p why says which, in
+ * one line for a log); @p hw is then unusable and must be destroyed.
  * ng_topology_load() calls this; most callers just set cache_dir.
  */
 int ng_topology_cache_use(hwloc_topology_t hw, const char *dir, char *why, size_t whylen);

@@ -3,8 +3,17 @@
  * machine state it describes. Loading it back skips live discovery, the
  * dominant per-step cost (docs/performance.md).
  *
+ * Trust: the cache is read inside slurmstepd, so only root's files count.
+ * Every directory from / to the cache must be owned by root and writable
+ * by nobody else (sticky /tmp included: a user creates the directory there
+ * first), no component may be a symlink, and each file must be a regular
+ * root-owned file without group/other write, of bounded size, opened with
+ * O_NOFOLLOW|O_NONBLOCK (a FIFO neither blocks nor passes). Anything else
+ * means live discovery, with the reason in @p why.
+ *
  * Files in the cache directory (mode 0644, directory root-owned 0755):
- *   topology.xml    hwloc XML export, written without the trailing NUL
+ *   topology.xml    hwloc XML export, written without the trailing NUL and
+ *                   without identifying infos (serials, UUIDs, asset tags)
  *   topology.stamp  "key value" lines:
  *       numaguard-topology-cache 1
  *       hwloc 0x00020900            (hwloc_get_api_version() of the writer)
@@ -19,6 +28,7 @@
  * topology, never a partial file. */
 #include "internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,7 +53,8 @@ typedef struct stamp {
 } stamp;
 
 /* FNV-1a 64-bit: cheap, detects truncation and damage (not an attacker:
- * the files' ownership and modes are checked for that). */
+ * the ownership and modes of the files and of their path are checked for
+ * that). */
 static unsigned long long fnv1a64(const char *buf, size_t len)
 {
     unsigned long long h = 0xcbf29ce484222325ULL;
@@ -142,53 +153,125 @@ static const char *stamp_mismatch(const stamp *cached, const stamp *now)
 /* Files                                                                */
 /* ------------------------------------------------------------------ */
 
-/* Trusted = owned by root or by us, and not writable by group or others:
- * a user must not be able to plant a topology that root-run code trusts. */
-static int trusted(const struct stat *st)
+/* Trusted = root's and writable by nobody else. The reader runs inside
+ * slurmstepd (euid = the job's user, real uid root): a file or directory a
+ * user could create or replace must never feed hwloc there. */
+static int root_only(const struct stat *st)
 {
-    return (st->st_uid == 0 || st->st_uid == geteuid()) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+    return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-static int dir_check(const char *dir, int create, char *err, size_t errlen)
+/* Open @p name inside @p parent as a directory, never through a symlink;
+ * with @p create, make it (0755) when missing. -1 with errno. */
+static int open_component(int parent, const char *name, int create)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT || !create)
+        return fd;
+    int made = mkdirat(parent, name, 0755) == 0;
+    if (!made && errno != EEXIST)
+        return -1;
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && made && fchmod(fd, 0755) < 0) { /* umask-proof */
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Why component @p prefix (the path so far) could not be opened. */
+static int component_error(int parent, const char *name, const char *prefix, char *err,
+                           size_t errlen)
+{
+    int e = errno;
+    struct stat st;
+    if ((e == ELOOP || e == ENOTDIR) &&
+        fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        return ng_fail(err, errlen, "'%.200s' is a symbolic link (the cache path must have none)",
+                       prefix);
+    if (e == ENOTDIR || e == ELOOP)
+        return ng_fail(err, errlen, "'%.200s' is not a directory", prefix);
+    return ng_fail(err, errlen, "'%.200s': %s", prefix, strerror(e));
+}
+
+/* fd is a directory that only root can change; @p shown names it. */
+static int dir_fd_trusted(int fd, const char *shown, char *err, size_t errlen)
 {
     struct stat st;
-    if (lstat(dir, &st) < 0 && errno == ENOENT && create) {
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return ng_fail(err, errlen, "cannot create '%.200s': %s", dir, strerror(errno));
-        if (lstat(dir, &st) == 0 && chmod(dir, 0755) < 0) /* umask-proof */
-            return ng_fail(err, errlen, "cannot chmod '%.200s': %s", dir, strerror(errno));
-    }
-    if (lstat(dir, &st) < 0)
-        return ng_fail(err, errlen, "'%.200s': %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return ng_fail(err, errlen, "'%.200s' is not a directory", dir);
-    if (!trusted(&st))
-        return ng_fail(err, errlen, "'%.200s' is writable by others or not owned by root", dir);
+    if (fstat(fd, &st) < 0)
+        return ng_fail(err, errlen, "'%.200s': %s", shown, strerror(errno));
+    if (!root_only(&st))
+        return ng_fail(err, errlen, "'%.200s' is writable by others or not owned by root (every "
+                                    "directory from / to the cache must be root's alone)", shown);
     return 0;
 }
 
-static int join(char *buf, size_t len, const char *dir, const char *name)
+/* Open DIR one component at a time from "/" (openat + O_NOFOLLOW: no
+ * symlink, nothing swapped between check and use) and require every
+ * directory on the way to be root's and writable by nobody else. Sticky
+ * directories such as /tmp do not count: there a user creates the cache
+ * directory before root does. Returns the directory's fd, or -1. */
+static int open_trusted_dir(const char *dir, int create, char *err, size_t errlen)
 {
-    int n = snprintf(buf, len, "%s/%s", dir, name);
-    return (n < 0 || (size_t)n >= len) ? -1 : 0;
+    char shown[1100] = "", name[256];
+    size_t slen = 0;
+    if (dir[0] != '/')
+        return ng_fail(err, errlen, "'%.200s' is not an absolute path", dir);
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ng_fail(err, errlen, "/: %s", strerror(errno));
+    if (dir_fd_trusted(fd, "/", err, errlen) < 0)
+        goto fail;
+    for (const char *p = dir + strspn(dir, "/"); *p; p += strspn(p, "/")) {
+        size_t k = strcspn(p, "/");
+        if (k >= sizeof name || slen + k + 2 > sizeof shown) {
+            ng_fail(err, errlen, "cache path too long");
+            goto fail;
+        }
+        memcpy(name, p, k);
+        name[k] = '\0';
+        p += k;
+        if (strcmp(name, ".") == 0)
+            continue;
+        slen += (size_t)snprintf(shown + slen, sizeof shown - slen, "/%s", name);
+        if (strcmp(name, "..") == 0) {
+            ng_fail(err, errlen, "'%.200s': '..' in the cache path", dir);
+            goto fail;
+        }
+        int next = open_component(fd, name, create && !p[strspn(p, "/")]);
+        if (next < 0) {
+            component_error(fd, name, shown, err, errlen);
+            goto fail;
+        }
+        close(fd);
+        fd = next;
+        if (dir_fd_trusted(fd, shown, err, errlen) < 0)
+            goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return -1;
 }
 
-/* Read DIR/NAME (regular, trusted, no symlink, at most max bytes) into a
- * malloc'd NUL-terminated buffer. */
-static int read_trusted(const char *dir, const char *name, size_t max, char **out,
-                        size_t *out_len, char *err, size_t errlen)
+/* Read DIRFD/NAME (regular, root's alone, no symlink, at most max bytes)
+ * into a malloc'd NUL-terminated buffer. O_NONBLOCK: a FIFO planted under
+ * the name must not hang slurmstepd in open(); fstat then refuses it. */
+static int read_trusted(int dfd, const char *name, size_t max, char **out, size_t *out_len,
+                        char *err, size_t errlen)
 {
-    char path[4096];
-    if (join(path, sizeof path, dir, name) < 0)
-        return ng_fail(err, errlen, "cache path too long");
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return ng_fail(err, errlen, "%s: %s", name, strerror(errno));
+        return ng_fail(err, errlen, "%s: %s", name,
+                       errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
     struct stat st;
     int rc = -1;
     char *buf = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
-        ng_fail(err, errlen, "%s: not a regular root-owned file of mode 0644", name);
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !root_only(&st)) {
+        ng_fail(err, errlen, "%s: not a regular file owned by root without group/other write",
+                name);
         goto out;
     }
     if (st.st_size <= 0 || (unsigned long long)st.st_size > max) {
@@ -237,47 +320,97 @@ static int write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
-/* DIR/NAME := data, atomically: a hidden temporary in the same directory,
- * mode 0644, fsync'd, then renamed over the old file. */
-static int write_atomic(const char *dir, const char *name, const char *data, size_t len,
-                        char *err, size_t errlen)
+/* DIRFD/NAME := data, atomically: a hidden temporary in the same directory
+ * (O_EXCL, never through a symlink), mode 0644, fsync'd, then renamed over
+ * the old file. */
+static int write_atomic(int dfd, const char *name, const char *data, size_t len, char *err,
+                        size_t errlen)
 {
-    char tmp[4096], path[4096];
-    if (snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name) >= (int)sizeof tmp ||
-        join(path, sizeof path, dir, name) < 0)
-        return ng_fail(err, errlen, "cache path too long");
-    int fd = mkstemp(tmp);
+    static unsigned serial;
+    char tmp[300];
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        snprintf(tmp, sizeof tmp, ".%s.%ld.%u", name, (long)getpid(), serial++);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     if (fd < 0)
-        return ng_fail(err, errlen, "cannot create a file in '%.200s': %s", dir, strerror(errno));
+        return ng_fail(err, errlen, "cannot create a file beside %s: %s", name, strerror(errno));
     int e = 0;
     if (fchmod(fd, 0644) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0)
         e = errno ? errno : EIO;
     if (close(fd) < 0 && !e)
         e = errno;
-    if (!e && rename(tmp, path) < 0)
+    if (!e && renameat(dfd, tmp, dfd, name) < 0)
         e = errno;
     if (e) {
-        unlink(tmp);
-        return ng_fail(err, errlen, "cannot write '%.200s': %s", path, strerror(e));
+        unlinkat(dfd, tmp, 0);
+        return ng_fail(err, errlen, "cannot write %s: %s", name, strerror(e));
     }
     return 0;
 }
 
-/* Make the renames durable (a crash must not leave a stamp without XML). */
-static void sync_dir(const char *dir)
+/* ------------------------------------------------------------------ */
+/* What the XML may not carry                                           */
+/* ------------------------------------------------------------------ */
+
+/* An info attribute that identifies this very box (DMI serials, the
+ * product UUID, asset tags, disk and GPU serials or UUIDs). slurmd reads
+ * them as root; the cache is world-readable. Nothing numaguard decides
+ * uses them (GPU UUIDs come from the driver, not from hwloc). */
+static int identifying(const char *name, size_t len)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
+    static const char *const words[] = {"serial", "uuid", "asset"};
+    char low[128];
+    if (len >= sizeof low)
+        return 1;   /* no hwloc info name is that long: drop it */
+    for (size_t i = 0; i < len; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    low[len] = '\0';
+    for (size_t i = 0; i < NG_ARRAY_LEN(words); i++)
+        if (strstr(low, words[i]))
+            return 1;
+    return 0;
+}
+
+size_t ng_topocache_strip_identifiers(char *xml, size_t len)
+{
+    static const char tag[] = "<info name=\"";
+    size_t out = 0;
+    for (size_t i = 0; i < len;) {
+        const char *line = xml + i;
+        const char *nl = memchr(line, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - i;
+        size_t ws = 0;
+        while (ws < n && (line[ws] == ' ' || line[ws] == '\t'))
+            ws++;
+        /* hwloc writes one <info name="..." value="..."/> element per line,
+         * the value escaped (no raw quote or newline inside). */
+        int drop = 0;
+        if (n - ws > sizeof tag - 1 && memcmp(line + ws, tag, sizeof tag - 1) == 0) {
+            const char *nm = line + ws + sizeof tag - 1;
+            const char *q = memchr(nm, '"', n - ws - (sizeof tag - 1));
+            drop = q && identifying(nm, (size_t)(q - nm));
+            size_t end = n - (nl != NULL);
+            if (drop && (end < ws + 2 || memcmp(line + end - 2, "/>", 2) != 0))
+                return (size_t)-1;   /* not hwloc's layout: refuse, never leak */
+        }
+        if (!drop) {
+            memmove(xml + out, line, n);
+            out += n;
+        }
+        i += n;
     }
+    return out;
 }
 
 /* ------------------------------------------------------------------ */
 /* Public API                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Export the live topology as XML (malloc'd, no trailing NUL). */
+/* Export the live topology as XML (malloc'd, no trailing NUL), without
+ * identifying attributes. */
 static int export_live(char **xml, size_t *len, char *err, size_t errlen)
 {
     /* Complete topology: a reader restricts it to its own cgroup
@@ -302,23 +435,35 @@ static int export_live(char **xml, size_t *len, char *err, size_t errlen)
     ng_topology_free(t);
     if (rc < 0 || blen <= 1)
         return ng_fail(err, errlen, "hwloc cannot export the topology: %s", strerror(errno));
-    return *xml ? 0 : ng_fail(err, errlen, "out of memory");
+    if (!*xml)
+        return ng_fail(err, errlen, "out of memory");
+    size_t kept = ng_topocache_strip_identifiers(*xml, *len);
+    if (kept == (size_t)-1) {
+        free(*xml);
+        *xml = NULL;
+        return ng_fail(err, errlen, "unexpected XML layout: cannot strip serial numbers");
+    }
+    *len = kept;
+    (*xml)[kept] = '\0';
+    return 0;
 }
 
-int ng_topology_cache_write(const char *dir, char *err, size_t errlen)
+/* These make hwloc describe another machine (test clusters start slurmd
+ * with HWLOC_XMLFILE); a cache of that would be taken for this node's. */
+static int describes_other_machine(char *err, size_t errlen)
 {
-    if (!dir || !*dir || strlen(dir) > 1024)
-        return ng_fail(err, errlen, "topology cache: no or overlong directory");
-    /* These make hwloc describe another machine (test clusters start slurmd
-     * with HWLOC_XMLFILE); a cache of that would be taken for this node's. */
     static const char *const other[] = {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC", "HWLOC_FSROOT",
                                         "HWLOC_COMPONENTS"};
-    for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++)
+    for (size_t i = 0; i < NG_ARRAY_LEN(other); i++)
         if (getenv(other[i]))
             return ng_fail(err, errlen, "topology cache: %s is set, hwloc would not "
                                         "describe this machine", other[i]);
-    if (dir_check(dir, 1, err, errlen) < 0)
-        return -1;
+    return 0;
+}
+
+/* Discover, stamp and write into the open, trusted directory @p dfd. */
+static int write_into(int dfd, char *err, size_t errlen)
+{
     stamp before, after;
     stamp_current(&before);
     char *xml = NULL;
@@ -336,11 +481,29 @@ int ng_topology_cache_write(const char *dir, char *err, size_t errlen)
     after.xml_hash = fnv1a64(xml, len);
     char text[STAMP_MAX];
     int rc = stamp_format(&after, text, sizeof text) < 0 ? ng_fail(err, errlen, "stamp too long")
-           : write_atomic(dir, NG_TOPOLOGY_CACHE_XML, xml, len, err, errlen) < 0 ? -1
-           : write_atomic(dir, NG_TOPOLOGY_CACHE_STAMP, text, strlen(text), err, errlen);
+           : write_atomic(dfd, NG_TOPOLOGY_CACHE_XML, xml, len, err, errlen) < 0 ? -1
+           : write_atomic(dfd, NG_TOPOLOGY_CACHE_STAMP, text, strlen(text), err, errlen);
     free(xml);
     if (rc == 0)
-        sync_dir(dir);
+        fsync(dfd);   /* the renames durable: never a stamp without its XML */
+    return rc;
+}
+
+int ng_topology_cache_write(const char *dir, char *err, size_t errlen)
+{
+    if (!dir || !*dir || strlen(dir) > 1024)
+        return ng_fail(err, errlen, "topology cache: no or overlong directory");
+    if (describes_other_machine(err, errlen) < 0)
+        return -1;
+    /* Readers trust root's files only: anyone else's cache would be ignored. */
+    if (geteuid() != 0)
+        return ng_fail(err, errlen, "topology cache: only root writes it (readers trust "
+                                    "root's files only)");
+    int dfd = open_trusted_dir(dir, 1, err, errlen);
+    if (dfd < 0)
+        return -1;
+    int rc = write_into(dfd, err, errlen);
+    close(dfd);
     return rc;
 }
 
@@ -354,25 +517,36 @@ static int cache_read(const char *dir, char **xml, size_t *len, char *why, size_
     *xml = NULL;
     if (!dir || !*dir || strlen(dir) > 1024)
         return ng_fail(why, whylen, "no cache directory");
-    if (dir_check(dir, 0, why, whylen) < 0 ||
-        read_trusted(dir, NG_TOPOLOGY_CACHE_STAMP, STAMP_MAX, &text, &tlen, why, whylen) < 0)
+    int dfd = open_trusted_dir(dir, 0, why, whylen);
+    if (dfd < 0)
         return -1;
+    int rc = -1;
+    if (read_trusted(dfd, NG_TOPOLOGY_CACHE_STAMP, STAMP_MAX, &text, &tlen, why, whylen) < 0)
+        goto out;
     int bad = stamp_parse(text, &cached);
     free(text);
-    if (bad)
-        return ng_fail(why, whylen, "malformed stamp");
+    if (bad) {
+        ng_fail(why, whylen, "malformed stamp");
+        goto out;
+    }
     stamp_current(&now);
     const char *diff = stamp_mismatch(&cached, &now);
-    if (diff)
-        return ng_fail(why, whylen, "stale: %s changed", diff);
-    if (read_trusted(dir, NG_TOPOLOGY_CACHE_XML, XML_MAX, xml, len, why, whylen) < 0)
-        return -1;
+    if (diff) {
+        ng_fail(why, whylen, "stale: %s changed", diff);
+        goto out;
+    }
+    if (read_trusted(dfd, NG_TOPOLOGY_CACHE_XML, XML_MAX, xml, len, why, whylen) < 0)
+        goto out;
     if (*len != cached.xml_bytes || fnv1a64(*xml, *len) != cached.xml_hash) {
         free(*xml);
         *xml = NULL;
-        return ng_fail(why, whylen, "XML does not match its stamp (damaged or being rewritten)");
+        ng_fail(why, whylen, "XML does not match its stamp (damaged or being rewritten)");
+        goto out;
     }
-    return 0;
+    rc = 0;
+out:
+    close(dfd);
+    return rc;
 }
 
 /* For admins and tests, not the hot path: the full check, hwloc parse included. */

@@ -11,17 +11,23 @@
  * How: user_init (slurmstepd, before it forks the tasks) maps one shared
  * anonymous region. slurmstepd forks every task of the step and then lets
  * them run task_init together, so each task writes its slot, counts itself
- * in, and waits (bounded) for the others. When everyone arrived, every task
+ * in, and sleeps (futex on the shared counter, bounded by CLOCK_MONOTONIC)
+ * until the others arrived. When everyone arrived, every task
  * holds the same lists and the same deterministic planner gives every task
  * the same plan. On timeout (a task died before task_init) a task keeps the
  * prediction: its slice is still disjoint from the others'. */
 #include "ng_spank.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct slot {
     atomic_int state;        /* 0 empty, 1 known GPUs, 2 unknown */
@@ -69,6 +75,50 @@ void ng_exchange_destroy(ng_exchange *x)
     free(x);
 }
 
+/* @p t + @p ms milliseconds. */
+static void add_ms(struct timespec *t, unsigned ms)
+{
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+static int past(const struct timespec *deadline)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > deadline->tv_sec ||
+           (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* Sleep while *word still holds @p seen, until woken or @p deadline
+ * (absolute, CLOCK_MONOTONIC: FUTEX_WAIT_BITSET's clock). The page is
+ * shared between processes, so no FUTEX_PRIVATE_FLAG. atomic_uint has the
+ * representation of unsigned on Linux, which the futex word needs. */
+static void sleep_while(atomic_uint *word, unsigned seen, const struct timespec *deadline)
+{
+    long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET, seen, deadline, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
+    if (rc < 0 && errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR) {
+        /* No futex (seccomp, emulation): still sleep, never spin. */
+        const struct timespec nap = {0, 2 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void wake_all(atomic_uint *word)
+{
+    syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Bounded by the clock, not by a count of naps: with hundreds of tasks
+ * on few CPUs each nap overslept, and the old 0.2 ms polling loop took
+ * 30 s for a "3 s" timeout while keeping every CPU busy. Now each task
+ * sleeps in the kernel until the last one arrives (one wake-up for all)
+ * or the deadline passes. */
 int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
                     unsigned timeout_ms)
 {
@@ -79,14 +129,22 @@ int ng_exchange_all(ng_exchange *x, unsigned local, const int *gpus, unsigned n,
     if (s->n)
         memcpy(s->gpus, gpus, s->n * sizeof(int));
     atomic_store(&s->state, gpus ? 1 : 2);
-    atomic_fetch_add(&x->page->arrived, 1);
-    const struct timespec nap = {0, 200 * 1000};   /* 0.2 ms */
-    for (unsigned waited_us = 0; waited_us < timeout_ms * 1000u; waited_us += 200) {
-        if (atomic_load(&x->page->arrived) >= x->ntasks)
-            return 1;
-        nanosleep(&nap, NULL);
+    atomic_uint *arrived = &x->page->arrived;
+    if (atomic_fetch_add(arrived, 1) + 1 >= x->ntasks) {
+        wake_all(arrived);
+        return 1;
     }
-    return atomic_load(&x->page->arrived) >= x->ntasks;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    add_ms(&deadline, timeout_ms);
+    for (;;) {
+        unsigned seen = atomic_load(arrived);
+        if (seen >= x->ntasks)
+            return 1;
+        if (past(&deadline))
+            return 0;
+        sleep_while(arrived, seen, &deadline);
+    }
 }
 
 int ng_exchange_gpus(const ng_exchange *x, unsigned task, unsigned ngpus_max,

@@ -77,20 +77,23 @@ ngt_like "$(cat "$NGT_OUT/batch.out")" "batch NUMAGUARD_POLICY=unset OMP_NUM_THR
     "the batch step itself is left alone"
 ngt_like "$(cat "$NGT_OUT/batch.out")" "step NUMAGUARD_POLICY=local" "the srun step inside the batch job is placed"
 
-# The topology cache: slurmd wrote it when it started; steps read it.
-NGC_PLUGSTACK=$(ngt_plugstack "topology_cache=$NGC_DIR/topocache verbose")
+# The topology cache: slurmd wrote it when it started; steps read it. It
+# lives under /run: a cache below /tmp (world-writable) is never trusted.
+cache=$(mktemp -d /run/ng-bind-cache.XXXXXX)
+NGC_PLUGSTACK=$(ngt_plugstack "topology_cache=$cache/topocache verbose")
 ngc_restart
-ngt_ok $(test -s "$NGC_DIR/topocache/topology.xml" && test -s "$NGC_DIR/topocache/topology.stamp"; echo $?) \
+ngt_ok $(test -s "$cache/topocache/topology.xml" && test -s "$cache/topocache/topology.stamp"; echo $?) \
     "slurmd start wrote the topology cache"
 bind "-n $ncpu local, cache" -n "$ncpu" --numa-policy=local
 ngt_like "$(cat "$F.err")" "topology from cache" "the step loaded the topology from the cache"
 ngt_check expect "$F" "-n $ncpu local from the cache" all:mempolicy=bind all:memnodes=0
-echo garbage >"$NGC_DIR/topocache/topology.xml"
+echo garbage >"$cache/topocache/topology.xml"
 bind "-n $ncpu local, damaged cache" -n "$ncpu" --numa-policy=local
 ngt_like "$(cat "$F.err")" "topology discovered live" "a damaged cache means live discovery"
 ngt_check expect "$F" "-n $ncpu local after a damaged cache" all:mempolicy=bind all:memnodes=0
 NGC_PLUGSTACK=$(ngt_plugstack)
 ngc_restart
+rm -rf "$cache"
 
 bind "-n $ncpu none omp-guard" -n "$ncpu" --numa-policy=none --omp-guard=2
 ngt_check expect "$F" "policy none: Slurm's binding, default memory, threads capped" \

@@ -1,8 +1,15 @@
 /* Topology cache (lib/topocache.c): round trip against live discovery,
- * stale stamps, damaged files, unsafe owners/modes, atomic rewrites.
- * Runs as root from the repository root (like the other unit tests). */
+ * stale stamps, damaged files, unsafe owners/modes/paths (user-owned
+ * directories, sticky /tmp, symlinked parents, FIFOs), identifying infos
+ * stripped, atomic rewrites. Runs as root from the repository root (like
+ * the other unit tests); the cache lives under /run (root's, 0755): a
+ * cache under /tmp is refused by design. */
+#include "internal.h"
 #include "numaguard.h"
 #include "tap.h"
+
+#include <errno.h>
+#include <time.h>
 
 #include <dirent.h>
 #include <ftw.h>
@@ -16,6 +23,7 @@
 #include <unistd.h>
 
 static char err[512], dir[256], xml_path[300], stamp_path[300];
+static void test_hostile_paths(const ng_topology *live);
 
 static const char *fmt(hwloc_const_bitmap_t s)
 {
@@ -127,6 +135,8 @@ static size_t saved_xml_len, saved_stamp_len;
 static void restore(void)
 {
     chmod(dir, 0755);
+    if (chown(dir, 0, 0) < 0)
+        tap_diag("chown %s: %s", dir, strerror(errno));
     unlink(xml_path);
     unlink(stamp_path);
     write_file(xml_path, saved_xml, saved_xml_len);
@@ -306,12 +316,141 @@ static void test_unsafe(const ng_topology *live)
     ok(symlink(target, xml_path) == 0, "XML replaced by a symlink to a copy");
     expect_fallback(live, "symlinked XML", "topology.xml");
     unlink(target);
+    test_hostile_paths(live);
     char file[300];
     snprintf(file, sizeof file, "%s/plainfile", dir);
     write_file(file, "x", 1);
     ok(ng_topology_cache_write(file, err, sizeof err) < 0 && strstr(err, "not a directory"),
        "writing into a non-directory fails (%s)", err);
     unlink(file);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Paths and files a user could plant (issue 13): each means live
+ * discovery, with a reason naming the culprit. */
+static void test_hostile_paths(const ng_topology *live)
+{
+    char why[512] = "", path[400], link[400];
+    /* A FIFO named topology.stamp: opened O_NONBLOCK, refused by fstat. */
+    unlink(stamp_path);
+    ok(mkfifo(stamp_path, 0644) == 0, "stamp replaced by a FIFO");
+    alarm(20);   /* a blocking open would hang here: fail loudly instead */
+    double t0 = now_s();
+    int valid = ng_topology_cache_valid(dir, why, sizeof why);
+    double dt = now_s() - t0;
+    alarm(0);
+    ok(!valid && strstr(why, "topology.stamp") && strstr(why, "not a regular file") && dt < 1.0,
+       "FIFO stamp: refused in %.3f s without blocking (%s)", dt, why);
+    expect_fallback(live, "FIFO stamp", "topology.stamp");
+    /* Files and directory owned by a user (mode 0644/0755, otherwise fine). */
+    ok(chown(xml_path, 65534, 65534) == 0, "XML given to uid 65534");
+    expect_fallback(live, "XML owned by a user", "topology.xml: not a regular file owned by root");
+    ok(chown(stamp_path, 65534, 65534) == 0, "stamp given to uid 65534");
+    expect_fallback(live, "stamp owned by a user", "topology.stamp");
+    ok(chown(dir, 65534, 65534) == 0, "cache directory given to uid 65534");
+    snprintf(path, sizeof path, "'%s' is writable by others or not owned by root", dir);
+    expect_fallback(live, "cache directory owned by a user", path);
+    /* A parent that others may write to (sticky like /tmp, or not). */
+    char parent[300];
+    snprintf(parent, sizeof parent, "%s", dir);
+    *strrchr(parent, '/') = '\0';
+    chmod(parent, 01777);
+    snprintf(path, sizeof path, "'%s' is writable by others", parent);
+    expect_fallback(live, "sticky world-writable parent (like /tmp)", path);
+    chmod(parent, 01777);
+    ok(ng_topology_cache_write(dir, err, sizeof err) < 0 && strstr(err, path),
+       "no cache written under a sticky world-writable parent (%s)", err);
+    chmod(parent, 0700);
+    /* Symlinks anywhere on the path. */
+    snprintf(link, sizeof link, "%s/link", parent);
+    ok(symlink(parent, link) == 0, "a symlink to the cache's parent");
+    snprintf(path, sizeof path, "%s/link/cache", parent);
+    ok(!ng_topology_cache_valid(path, why, sizeof why) && strstr(why, "symbolic link"),
+       "symlinked parent: refused (%s)", why);
+    ng_topology *t = load(path);
+    ok(t && !ng_topology_from_cache(t), "symlinked parent: live discovery");
+    ng_topology_free(t);
+    unlink(link);
+    snprintf(link, sizeof link, "%s/cachelink", parent);
+    ok(symlink(dir, link) == 0 && !ng_topology_cache_valid(link, why, sizeof why) &&
+       strstr(why, "symbolic link"), "symlinked cache directory: refused (%s)", why);
+    unlink(link);
+    ok(!ng_topology_cache_valid("run/numaguard", why, sizeof why) && strstr(why, "absolute"),
+       "relative cache path: refused (%s)", why);
+    snprintf(path, sizeof path, "%s/../cache", dir);
+    ok(!ng_topology_cache_valid(path, why, sizeof why) && strstr(why, "'..'"),
+       "'..' in the cache path: refused (%s)", why);
+    ok(ng_topology_cache_write("/tmp/ng-topocache-h/cache", err, sizeof err) < 0 &&
+       strstr(err, "'/tmp' is writable by others"), "no cache written under /tmp (%s)", err);
+    ok(ng_topology_cache_valid(dir, why, sizeof why), "the untouched cache is still valid (%s)", why);
+}
+
+/* Identifying infos (serials, UUIDs, asset tags) leave the XML; the rest
+ * stays and hwloc loads the result with the same PUs. */
+static void test_strip(void)
+{
+    const char *src = "tests/topologies/juwels-booster-4xa100-epyc7402-nps4.xml";
+    hwloc_topology_t hw;
+    char *buf = NULL;
+    int blen = 0;
+    hwloc_topology_init(&hw);
+    hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_ALL);
+    int loaded = hwloc_topology_set_xml(hw, src) == 0 && hwloc_topology_load(hw) == 0 &&
+                 hwloc_topology_export_xmlbuffer(hw, &buf, &blen, 0) == 0;
+    ok(loaded && strstr(buf, "name=\"DMIProductUUID\"") && strstr(buf, "name=\"DMIBoardSerial\""),
+       "%s exported with its DMI serials and UUID", src);
+    if (!loaded) {
+        hwloc_topology_destroy(hw);
+        return;
+    }
+    char *x = strdup(buf);
+    size_t n = ng_topocache_strip_identifiers(x, strlen(x));
+    x[n] = '\0';
+    static const char *const gone[] = {"DMIProductUUID", "DMIProductSerial", "DMIBoardSerial",
+                                       "DMIBoardAssetTag", "DMIChassisSerial", "DMIChassisAssetTag",
+                                       "Serial", "UUID", "Asset"};
+    int leaked = 0;
+    for (size_t i = 0; i < NG_ARRAY_LEN(gone); i++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "<info name=\"%s", gone[i]);
+        leaked += strstr(x, pat) != NULL || strcasestr(x, gone[i]) != NULL;
+    }
+    ok(n < (size_t)blen - 1 && !leaked, "serials, UUIDs and asset tags stripped (%zu -> %zu bytes)",
+       (size_t)blen - 1, n);
+    ok(strstr(x, "name=\"DMIProductName\"") && strstr(x, "name=\"CPUModel\""),
+       "other infos kept (DMIProductName, CPUModel)");
+    hwloc_topology_t back;
+    hwloc_topology_init(&back);
+    hwloc_topology_set_io_types_filter(back, HWLOC_TYPE_FILTER_KEEP_ALL);
+    ok(hwloc_topology_set_xmlbuffer(back, x, (int)n + 1) == 0 && hwloc_topology_load(back) == 0 &&
+       hwloc_get_nbobjs_by_type(back, HWLOC_OBJ_PU) == hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU) &&
+       hwloc_get_nbobjs_by_type(back, HWLOC_OBJ_OS_DEVICE) ==
+           hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_OS_DEVICE),
+       "hwloc loads the stripped XML: same PUs and OS devices");
+    hwloc_topology_destroy(back);
+    char odd[] = "<topology>\n  <info name=\"BoardSerial\" value=\"x\">\n</topology>\n";
+    ok(ng_topocache_strip_identifiers(odd, strlen(odd)) == (size_t)-1,
+       "an identifying element not on one line of its own: refused, never half-stripped");
+    free(x);
+    hwloc_free_xmlbuffer(hw, buf);
+    hwloc_topology_destroy(hw);
+}
+
+/* The cache written here holds no identifying info either. */
+static void test_written_clean(void)
+{
+    size_t n = 0;
+    char *x = slurp(xml_path, &n);
+    ok(x && !strcasestr(x, "<info name=\"DMIProductUUID") && !strcasestr(x, "Serial\"") &&
+       !strcasestr(x, "UUID\"") && !strcasestr(x, "AssetTag\""),
+       "the written topology.xml has no serial, UUID or asset-tag info");
+    free(x);
 }
 
 /* A reader loops over raw reads and loads while the cache is rewritten:
@@ -392,9 +531,17 @@ int main(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", argv[2]);
         return child_minimal_parser();
     }
-    char base[] = "/tmp/ng-topocache-XXXXXX";
+    test_strip();
+    if (geteuid() != 0) {
+        ok(ng_topology_cache_write("/run/ng-topocache-x", err, sizeof err) < 0 &&
+           strstr(err, "only root"), "not root: no cache written (%s)", err);
+        tap_diag("not root: the cache tests need root (a cache is trusted only if root's)");
+        return tap_done();
+    }
+    /* Under /run (root's, 0755): /tmp is world-writable, never trusted. */
+    char base[] = "/run/ng-topocache-XXXXXX";
     if (!mkdtemp(base)) {
-        ok(0, "mkdtemp");
+        ok(0, "mkdtemp %s: %s", base, strerror(errno));
         return tap_done();
     }
     snprintf(dir, sizeof dir, "%s/cache", base);
@@ -404,9 +551,8 @@ int main(int argc, char **argv)
     ok(live != NULL, "live topology loads");
     if (!live)
         return tap_done();
-    if (geteuid() != 0)
-        tap_diag("not root: ownership checks accept files owned by uid %u", (unsigned)geteuid());
     test_round_trip(live);
+    test_written_clean();
     if (saved_xml && saved_stamp) {
         char cmd[600];
         snprintf(cmd, sizeof cmd, "HWLOC_LIBXML_IMPORT=0 /proc/%d/exe --minimal-parser %s",
