@@ -252,12 +252,25 @@ static int env_set(const ng_env_ops *env, const char *name, const char *value,
     return 0;
 }
 
-/* Remember a preset variable that was kept ("NAME=value", "; "-joined). */
-static void note_kept(const ng_env_ops *env, const char *name, ng_apply_result *res)
+/* Thread counts the task will see: kept presets and the exported value. */
+typedef struct thread_counts {
+    unsigned kept_min, kept_max;   /* numeric presets kept (0: none) */
+    unsigned quota;                /* cgroup cpu.max in CPUs, rounded up; 0: none */
+} thread_counts;
+
+/* Remember a preset variable that was kept ("NAME=value", " "-joined). */
+static void note_kept(const ng_env_ops *env, const char *name, ng_apply_result *res,
+                      thread_counts *tc)
 {
     char val[32] = "", item[112];
     if (env->get && env->get(env->ctx, name, val, sizeof val) != 0)
         val[0] = '\0';
+    char *end;
+    unsigned long n = strtoul(val, &end, 10);
+    if (val[0] >= '1' && val[0] <= '9' && *end == '\0' && n <= NG_MAX_THREADS) {
+        tc->kept_min = tc->kept_min && tc->kept_min < n ? tc->kept_min : (unsigned)n;
+        tc->kept_max = tc->kept_max > n ? tc->kept_max : (unsigned)n;
+    }
     snprintf(item, sizeof item, val[0] ? "%s=%s" : "%s%s", name, val);
     size_t used = strnlen(res->kept, sizeof res->kept);
     if (used + strlen(item) + 3 < sizeof res->kept)
@@ -284,16 +297,61 @@ static int export_binding(const ng_topology *topo, const ng_env_var *v, const ng
     return env_set(env, v->name, v->value, err, errlen);
 }
 
+/* One count variable: the plan's value, lowered to the CPU quota for
+ * --omp-guard=auto (a pool sized to cores the quota never lets it use only
+ * adds threads that wait). */
+static int export_count(const ng_env_var *v, const thread_counts *tc, ng_apply_result *res,
+                        const ng_env_ops *env, char *err, size_t errlen)
+{
+    unsigned n = (unsigned)strtoul(v->value, NULL, 10);
+    if ((v->flags & NG_ENV_COUNT_AUTO) && tc->quota && tc->quota < n) {
+        n = tc->quota;
+        res->quota_threads = n;
+    }
+    char value[16];
+    snprintf(value, sizeof value, "%u", n);
+    if (env_set(env, v->name, value, err, errlen) != 0)
+        return -1;
+    res->threads = n;
+    return 0;
+}
+
+/* Warnings about the thread counts: more threads than CPUs, and presets
+ * kept that disagree with each other or with the cores owned (> 2x). */
+static void thread_warnings(const ng_task_plan *tp, hwloc_const_bitmap_t cpus,
+                            const thread_counts *tc, int fixed, ng_apply_result *res)
+{
+    char msg[256];
+    int pus = cpus ? hwloc_bitmap_weight(cpus) : 0;
+    if (fixed && pus > 0 && res->threads > (unsigned)pus) {
+        snprintf(msg, sizeof msg, "--omp-guard=%u exceeds the %d CPU%s this task owns: each "
+                 "pool's threads will share CPUs", res->threads, pus, pus == 1 ? "" : "s");
+        add_warning(res, msg);
+    }
+    unsigned owned = tp->threads ? tp->threads : 1;
+    if (tc->kept_max && (tc->kept_max > 2 * tc->kept_min || tc->kept_max > 2 * owned ||
+                         2 * tc->kept_min < owned)) {
+        snprintf(msg, sizeof msg, "preset thread values kept (%.100s) disagree with each other "
+                 "or with the %u core%s this task owns by more than 2x; --omp-guard=...,force "
+                 "replaces them", res->kept, owned, owned == 1 ? "" : "s");
+        add_warning(res, msg);
+    }
+}
+
 /* Thread variables, keeping values the user set unless overwrite. */
 static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
                           hwloc_const_bitmap_t cpus, ng_apply_result *res,
                           const ng_env_ops *env, char *err, size_t errlen)
 {
+    thread_counts tc = {0, 0, 0};
+    int fixed = 0;
+    if (tp->n_env && (tp->env[0].flags & NG_ENV_COUNT_AUTO) && ng_topology_is_this_system(topo))
+        ng_cgroup_cpu_quota(ng_topology_fsroot(topo), &tc.quota);
     for (unsigned i = 0; i < tp->n_env; i++) {
         const ng_env_var *v = &tp->env[i];
         int preset = env->is_set && env->is_set(env->ctx, v->name);
         if (!v->overwrite && preset) {
-            note_kept(env, v->name, res);
+            note_kept(env, v->name, res, &tc);
             continue;
         }
         if (v->flags & NG_ENV_BINDING) {
@@ -301,10 +359,11 @@ static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const
                 return -1;
             continue;
         }
-        if (env_set(env, v->name, v->value, err, errlen) != 0)
+        fixed = !(v->flags & NG_ENV_COUNT_AUTO);
+        if (export_count(v, &tc, res, env, err, errlen) != 0)
             return -1;
-        res->threads = (unsigned)strtoul(v->value, NULL, 10);
     }
+    thread_warnings(tp, cpus, &tc, fixed, res);
     return 0;
 }
 
@@ -529,7 +588,8 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
         sb_printf(&sb, " mem %s:%s", mode, list);
     }
     if (res && res->threads)
-        sb_printf(&sb, " threads %u", res->threads);
+        sb_printf(&sb, " threads %u%s", res->threads,
+                  res->quota_threads ? " (cgroup cpu.max quota)" : "");
     else if (!res && tp->n_env)
         sb_printf(&sb, " threads %s", tp->env[0].value);
     if (res && res->kept[0])

@@ -49,6 +49,15 @@ int ng_hwloc_set_io_filters(hwloc_topology_t hw);
  *  (topocache.c). */
 size_t ng_topocache_strip_identifiers(char *xml, size_t len);
 
+/** The fsroot the topology was loaded with (NULL: "/"); topology.c. */
+const char *ng_topology_fsroot(const ng_topology *topo);
+
+/** The calling process's cgroup v2 CPU quota as whole CPUs: the smallest
+ *  ceil(quota / period) of cpu.max in its cgroup (/proc/self/cgroup "0::")
+ *  and every ancestor, read under @p fsroot. Returns 1 and *cpus when a
+ *  quota is set, 0 when none (cgroup v1, "max", unreadable); threadenv.c. */
+int ng_cgroup_cpu_quota(const char *fsroot, unsigned *cpus);
+
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
  *  order, as device file paths under fsroot (gpumap.c; used by gresconf.c). */
 int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,

@@ -630,6 +630,8 @@ typedef struct ng_apply_result {
     char mem_mode_text[24];  /**< NUMAGUARD_MEM_MODE: mode name after fallbacks,
                                   "preferred" when PREFERRED_MANY fell back */
     unsigned threads;        /**< thread count exported (0: none exported) */
+    unsigned quota_threads;  /**< the auto count was lowered to this cgroup v2
+                                  cpu.max quota (CPUs, rounded up); 0: not lowered */
     char kept[160];          /**< preset thread variables kept ("OMP_NUM_THREADS=1"),
                                   "" if none */
 } ng_apply_result;

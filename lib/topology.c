@@ -894,6 +894,11 @@ int ng_topology_from_cache(const ng_topology *t)
     return t ? t->from_cache : 0;
 }
 
+const char *ng_topology_fsroot(const ng_topology *t)
+{
+    return t && t->fsroot[0] ? t->fsroot : NULL;
+}
+
 hwloc_topology_t ng_topology_hwloc(const ng_topology *t)
 {
     return t ? t->hw : NULL;

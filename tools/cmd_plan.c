@@ -145,6 +145,17 @@ static int task_gpu_lists(const ng_topology *topo, const plan_opts *o, unsigned 
     return 0;
 }
 
+/* The thread count --omp-guard exports for a task (the plan's count
+ * variables all carry it); without --omp-guard, what auto would export:
+ * the cores (PUs with smt) the task owns. */
+static unsigned task_threads(const ng_task_plan *tp)
+{
+    for (unsigned k = 0; k < tp->n_env; k++)
+        if (!(tp->env[k].flags & NG_ENV_BINDING))
+            return (unsigned)strtoul(tp->env[k].value, NULL, 10);
+    return tp->threads;
+}
+
 static void plan_json(const ng_topology *topo, const ng_plan *plan)
 {
     json_out j = {.f = stdout};
@@ -163,7 +174,8 @@ static void plan_json(const ng_topology *topo, const ng_plan *plan)
         json_string(&j, "cpus", list);
         json_string(&j, "mem_policy", ng_mem_mode_name(tp->mem_mode));
         json_index_array(&j, "mem_nodes", tp->mem_nodes);
-        json_uint(&j, "threads", tp->threads);
+        json_uint(&j, "threads", task_threads(tp));
+        json_uint(&j, "cores", tp->threads);
         json_begin_object(&j, "env");
         for (unsigned k = 0; k < tp->n_env; k++)
             json_string(&j, tp->env[k].name, tp->env[k].value);
@@ -195,7 +207,7 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan)
         snprintf(memtxt, sizeof(memtxt), "%s%s%s", ng_mem_mode_name(tp->mem_mode),
                  *mems ? ":" : "", mems);
         printf("%-5u %-28s %-24s %-26s %u\n", t, gpus, tp->cpus ? cpus : "(unchanged)",
-               memtxt, tp->threads);
+               memtxt, task_threads(tp));
     }
     for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
         printf("warning: %s\n", ng_plan_warning(plan, i));

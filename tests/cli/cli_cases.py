@@ -248,6 +248,8 @@ check_plan("offline node 0: memory falls back to the node that exists",
            "r630-offline-cpus-offline-node0.xml", ["--tasks", "2"], mems=[[1], [1]])
 check_plan("--omp-guard=3,force", XE, ["--tasks", "1", "--gpus-per-task", "1", "--omp-guard=3,force"],
            env=lambda t: {k: "3" for k in omp_env(t)})
+check_plan("--omp-guard=4: threads is the count exported, cores what is owned", XE,
+           ["--tasks", "4", "--gpus-per-task", "1", "--omp-guard=4"], threads=[4] * 4)
 check_plan("--omp-guard=3,bind", XE, ["--tasks", "1", "--gpus-per-task", "1", "--omp-guard=3,bind"],
            env=lambda t: {**{k: "3" for k in omp_env(t)}, "OMP_PROC_BIND": "spread"})
 

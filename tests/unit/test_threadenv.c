@@ -1,9 +1,12 @@
 /* Thread environment: the variables --omp-guard sets (auto/N/off/force/bind,
  * custom lists), OMP_PLACES text and the admin's variable list parser. */
-#include "numaguard.h"
+#include "internal.h"
 #include "tap.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const defaults[] = {
     "OMP_NUM_THREADS",  "MKL_NUM_THREADS",        "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS",
@@ -227,6 +230,48 @@ static void test_vars_parse(void)
        "over-long list rejected before parsing: %.80s...", err);
 }
 
+/* cgroup v2 cpu.max under a fake root: the smallest ceil(quota/period) on
+ * the way from the process's cgroup up to the root. */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(cmd) != 0)
+        return;
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_quota(void)
+{
+    char root[] = "/tmp/ng-quota-XXXXXX";
+    if (!ok(mkdtemp(root) != NULL, "temporary root"))
+        return;
+    unsigned q = 99;
+    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no /proc/self/cgroup: no quota");
+    put(root, "/proc/self/cgroup", "12:cpu,cpuacct:/x\n0::/job/step/task_0\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no cpu.max files: no quota");
+    put(root, "/sys/fs/cgroup/job/step/task_0/cpu.max", "max 100000\n");
+    put(root, "/sys/fs/cgroup/job/step/cpu.max", "250000 100000\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 3, "step 2.5 CPUs: 3 (got %u)", q);
+    put(root, "/sys/fs/cgroup/job/cpu.max", "100000 100000\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 1, "the job's 1 CPU is smaller: 1 (got %u)", q);
+    put(root, "/sys/fs/cgroup/job/cpu.max", "max 100000\n");
+    put(root, "/sys/fs/cgroup/cpu.max", "50000 100000\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 1, "root 0.5 CPU: 1 (got %u)", q);
+    put(root, "/sys/fs/cgroup/cpu.max", "garbage\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 3, "malformed file ignored: 3 (got %u)", q);
+    put(root, "/proc/self/cgroup", "0::/../../etc\n");
+    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "a path with .. is refused");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ok(system(cmd) == 0, "cleanup");
+}
+
 int main(void)
 {
     test_default_list();
@@ -234,6 +279,7 @@ int main(void)
     test_off_and_limits();
     test_custom_vars();
     test_places();
+    test_quota();
     test_vars_parse();
     return tap_done();
 }

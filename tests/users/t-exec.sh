@@ -155,6 +155,96 @@ out=$(CUDA_VISIBLE_DEVICES=0 run --topology "$XE" --gpus none)
 is "$(val "$out" NUMAGUARD_GPUS)/$(val "$out" NUMAGUARD_MEMS)" "/0-7" \
    "--gpus none: CPU-only over the whole machine"
 
+# --- thread rules: exported count, kept presets, too many threads, cpu.max ---
+run --local-rank 1 --local-size 2 --omp-guard=8 --verbose >/dev/null
+like "$(cat /tmp/ng-exec-err.$$)" '\[--omp-guard=8 exceeds the 1 CPU this task owns' \
+   "--omp-guard=8 on 1 CPU: warning"
+like "$(tail -1 /tmp/ng-exec-err.$$)" ' threads 8 ' "... and the verbose line shows the 8 exported"
+out=$(OMP_NUM_THREADS=8 MKL_NUM_THREADS=1 run --omp-guard --verbose)
+is "$(val "$out" OMP_NUM_THREADS)/$(val "$out" MKL_NUM_THREADS)/$(val "$out" OPENBLAS_NUM_THREADS)" \
+   "8/1/2" "presets kept, the rest capped to the 2 cores"
+like "$(tail -1 /tmp/ng-exec-err.$$)" \
+   ' threads 2 \(kept OMP_NUM_THREADS=8 MKL_NUM_THREADS=1\) \[preset thread values kept \(OMP_NUM_THREADS=8 MKL_NUM_THREADS=1\) disagree with each other or with the 2 cores this task owns by more than 2x; --omp-guard=...,force replaces them\]$' \
+   "kept presets named once, and a warning when they disagree > 2x"
+OMP_NUM_THREADS=1 run --omp-guard >/dev/null
+is "$(cat /tmp/ng-exec-err.$$)" "" "a kept OMP_NUM_THREADS=1 on 2 cores: within 2x, no warning"
+# torchrun's environment exactly as torchrun sets it for 2 workers
+# (LOCAL_RANK, RANK, LOCAL_WORLD_SIZE, WORLD_SIZE, OMP_NUM_THREADS=1 preset).
+out=$(LOCAL_RANK=1 RANK=1 LOCAL_WORLD_SIZE=2 WORLD_SIZE=2 OMP_NUM_THREADS=1 run --omp-guard --verbose)
+is "$(val "$out" Cpus_allowed_list)/$(val "$out" OMP_NUM_THREADS)/$(val "$out" MKL_NUM_THREADS)" "1/1/1" \
+   "torchrun env, worker 1 of 2: CPU 1, OMP_NUM_THREADS=1 kept, MKL capped to 1"
+is "$(tail -1 /tmp/ng-exec-err.$$)" \
+   "numaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0 threads 1 (kept OMP_NUM_THREADS=1)" \
+   "torchrun env: the verbose line says the preset was kept"
+# cgroup v2 cpu.max below the CPU count (a fake /proc and /sys under --fsroot)
+F=/tmp/ng-exec-fake.$$
+mkdir -p "$F/proc/self" "$F/sys/fs/cgroup/job/step"
+printf '0::/job/step\n' >"$F/proc/self/cgroup"
+echo "100000 100000" >"$F/sys/fs/cgroup/job/cpu.max"
+echo "max 100000" >"$F/sys/fs/cgroup/job/step/cpu.max"
+out=$(run --fsroot "$F" --omp-guard --verbose)
+is "$(val "$out" OMP_NUM_THREADS)" "1" "cpu.max 1 CPU on the job's cgroup: --omp-guard=auto exports 1"
+like "$(tail -1 /tmp/ng-exec-err.$$)" ' threads 1 \(cgroup cpu.max quota\)' "... and says why"
+echo "150000 100000" >"$F/sys/fs/cgroup/job/cpu.max"
+out=$(run --fsroot "$F" --omp-guard)
+is "$(val "$out" OMP_NUM_THREADS)" "2" "cpu.max 1.5 CPUs: ceil = 2 = the cores owned"
+out=$(run --fsroot "$F" --omp-guard=4)
+is "$(val "$out" OMP_NUM_THREADS)" "4" "--omp-guard=4: an explicit count is not lowered"
+rm -rf "$F"
+
+# --- launcher-bound ranks: the mask is kept, one warning with the fix ---
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 taskset -c 1 "$NG" exec --omp-guard \
+      --verbose -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$)
+is "$(val "$out" Cpus_allowed_list)/$(val "$out" NUMAGUARD_CPUS)/$(val "$out" OMP_NUM_THREADS)" "1/1/1" \
+   "Open MPI rank bound to CPU 1: mask kept, threads capped to it"
+like "$(cat /tmp/ng-exec-err.$$)" \
+   '^numaguard: warning: Open MPI already bound local rank 0 to CPUs 1 of the allowed 0-1: keeping the launcher.s mask, threads capped to it; to let numaguard place the ranks, run mpirun --bind-to none$' \
+   "pre-bound: one warning naming the fix"
+like "$(tail -1 /tmp/ng-exec-err.$$)" '\(cpus kept from the launcher\)' "pre-bound: the verbose line says so"
+is "$(grep -c 'already bound' /tmp/ng-exec-err.$$)" "1" "pre-bound: warned once"
+out=$(SLURM_LOCALID=1 SLURM_STEP_TASKS_PER_NODE=2 taskset -c 0 "$NG" exec -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$)
+is "$(val "$out" Cpus_allowed_list)" "0" "srun-bound rank 1: its mask (CPU 0) kept"
+is "$(cat /tmp/ng-exec-err.$$)" "" "... only local rank 0 warns"
+out=$(taskset -c 1 "$NG" exec --local-rank 0 --local-size 1 -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$)
+is "$(val "$out" Cpus_allowed_list)/$(cat /tmp/ng-exec-err.$$)" "1/" \
+   "no launcher variables: a narrow mask is simply the CPUs to plan in, no warning"
+
+# --- GPU lists without a GPU ---
+for cvd in -1 0,1; do
+    out=$(CUDA_VISIBLE_DEVICES=$cvd run)
+    is "$(val "$out" NUMAGUARD_CPUS)/$(val "$out" NUMAGUARD_GPUS)/$(val "$out" NUMAGUARD_MEM_MODE)" "0-1//bind" \
+       "CUDA_VISIBLE_DEVICES=$cvd on this GPU-less machine: a CPU-only plan"
+done
+CUDA_VISIBLE_DEVICES=-1 run >/dev/null
+is "$(cat /tmp/ng-exec-err.$$)" \
+   "numaguard: warning: CUDA_VISIBLE_DEVICES=-1 hides every GPU: planning CPU-only" "... -1: one warning"
+CUDA_VISIBLE_DEVICES=0,1 run >/dev/null
+is "$(cat /tmp/ng-exec-err.$$)" \
+   "numaguard: warning: CUDA_VISIBLE_DEVICES=0,1 but this node has no GPU: planning CPU-only" \
+   "... a list on a GPU-less node: one warning"
+
+# --- --verbose is not part of the policy the task is told about ---
+out=$(run --verbose --numa-policy interleave)
+is "$(val "$out" NUMAGUARD_POLICY)" "interleave" "--verbose does not leak into NUMAGUARD_POLICY"
+
+# --- --dry-run / --explain: the placement and why, nothing run ---
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 OMPI_COMM_WORLD_RANK=3 OMP_NUM_THREADS=1 \
+      taskset -c 0,1 "$NG" exec --omp-guard --dry-run -- echo ran 2>&1)
+is "$?:$(printf '%s\n' "$out" | grep -c '^ran$')" "0:0" "--dry-run: exit 0, the command is not run"
+like "$out" 'rank +local 1 of 2 \(from Open MPI: OMPI_COMM_WORLD_LOCAL_RANK\), global rank 3' "--dry-run: rank and source"
+like "$out" 'cpus +1 \(slice 2 of 2 of the allowed CPUs\)' "--dry-run: CPUs and why"
+like "$out" 'mask +0-1; allowed 0-1; excluded by the allocation: none' "--dry-run: masks"
+like "$out" 'kept +OMP_NUM_THREADS=1' "--dry-run: kept presets"
+like "$out" 'env +MKL_NUM_THREADS=1' "--dry-run: the variables it would set"
+is "$(OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 taskset -c 0,1 "$NG" exec --explain --json \
+      --omp-guard | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(d["local_rank"], d["local_size"], d["launcher"], d["cpus"], d["mem_policy"], d["mem_nodes"],
+      d["threads"], d["env"]["OMP_NUM_THREADS"], d["prebound"], d["warnings"])')" \
+   "1 2 Open MPI 1 bind [0] 1 1 False []" "--explain --json: one document, no command needed"
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 taskset -c 1 "$NG" exec --dry-run --json |
+      python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["prebound"], d["cpus"], d["cpus_why"])')
+is "$out" "True 1 the launcher's mask, kept (pre-bound rank)" "--dry-run --json: a pre-bound rank"
+
 # --- bad input: exit 2, one line, nothing run ---
 bad() {  # bad DESC ERE ARGS...
     d=$1 re=$2
@@ -172,6 +262,16 @@ bad "bad omp guard" "^numaguard: exec: --omp-guard: invalid value '0'" --omp-gua
 bad "no command" 'no command given' --verbose
 bad "bad --gpus" "'9' is not a GPU index \(0-3\)" --topology "$XE" --gpus 9 -- echo ran
 bad "bad size" "invalid --local-size 'x'" --local-rank 0 --local-size x -- echo ran
+bad "missing topology file" "^numaguard: cannot load topology /nonexistent.xml: " \
+    --topology /nonexistent.xml -- echo ran
+bad "--omp-guard 4 (space)" "^numaguard: exec: --omp-guard takes its value after '=': write --omp-guard=4 " \
+    --omp-guard 4 echo ran
+bad "node 7 on a 1-node machine" \
+    "^numaguard: exec: --numa-policy=interleave:7: NUMA node 7 does not exist on this machine \(its nodes: 0\)$" \
+    --numa-policy=interleave:7 -- echo ran
+bad "--json without --dry-run" "--json goes with --dry-run" --json -- echo ran
+"$NG" exec --omp-guard -- 4 2>/dev/null
+is "$?" "127" "--omp-guard -- 4: '--' makes 4 the command (not found: 127)"
 
 "$NG" exec -- /nonexistent/cmd 2>/tmp/ng-exec-err.$$
 is "$?:$(cat /tmp/ng-exec-err.$$)" \
