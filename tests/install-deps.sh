@@ -11,7 +11,8 @@ pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
 libhwloc-plugins libslurm-dev slurmctld slurmd slurm-client munge python3
 debhelper dpkg-dev groff-base
 qemu-system-x86 busybox-static zstd xz-utils iproute2
-clang libclang-rt-dev valgrind"
+clang libclang-rt-dev valgrind
+openmpi-bin mpich"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -314,9 +314,27 @@ static void warn(const exec_state *s, const char *text)
         fprintf(stderr, "numaguard: warning: %s\n", text);
 }
 
-static void report(const exec_state *s)
+/* The verbose line. A pre-bound rank was planned alone (plan entry 0):
+ * its label gets the real local rank back. */
+static void verbose_line(const exec_state *s)
 {
     char line[2048];
+    if (ng_task_describe(s->topo, s->plan, s->plan_rank, s->lr.global_rank, &s->res, line,
+                         sizeof line) < 0)
+        return;
+    const char *rest = strstr(line, "): ");
+    if (!s->prebound || !(rest = rest ? rest + 1 : strchr(line + 11, ':'))) {
+        fprintf(stderr, "%s\n", line);
+        return;
+    }
+    if (s->lr.global_rank >= 0)
+        fprintf(stderr, "numaguard: rank %d (local %u)%s\n", s->lr.global_rank, s->lr.rank, rest);
+    else
+        fprintf(stderr, "numaguard: task %u%s\n", s->lr.rank, rest);
+}
+
+static void report(const exec_state *s)
+{
     if (s->verbose)
         fprintf(stderr, "numaguard: exec: local rank %u of %u (from %s), gpus from %s%s\n",
                 s->lr.rank, s->lr.size, s->lr.source ? s->lr.source : "default", s->rg.how,
@@ -332,9 +350,8 @@ static void report(const exec_state *s)
     }
     if (!s->verbose)
         warn(s, s->res.warning);
-    if (s->verbose && ng_task_describe(s->topo, s->plan, s->plan_rank, s->lr.global_rank,
-                                       &s->res, line, sizeof line) >= 0)
-        fprintf(stderr, "%s\n", line);
+    if (s->verbose)
+        verbose_line(s);
 }
 
 /* Plan and apply (or record, with --dry-run); returns 0 (placed, or not
