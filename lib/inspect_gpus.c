@@ -1,11 +1,22 @@
-/* A running process's GPUs, read back from its environ block for
- * `numaguard check`: NUMAGUARD_GPUS (bus ids: what numaguard applied),
- * else the visible-devices list, split per rank by the launcher rules. */
+/* A running process's launcher rank and GPUs, read back from its environ
+ * block for `numaguard check`: NUMAGUARD_GPUS (bus ids: what numaguard
+ * applied), else the visible-devices list split per rank by the launcher
+ * rules of lib/launcher.c, the same ones `numaguard exec` applies. */
 #include "inspect.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+typedef struct env_block {
+    const char *blk;
+    size_t len;
+} env_block;
+
+static const char *block_get(void *ctx, const char *name)
+{
+    const env_block *b = ctx;
+    return ng_env_block_get(b->blk, b->len, name);
+}
 
 /* NUMAGUARD_GPUS: exact bus ids. */
 static void gpus_from_numaguard(const ng_topology *topo, ng_proc *p, const char *v)
@@ -23,56 +34,65 @@ static void gpus_from_numaguard(const ng_topology *topo, ng_proc *p, const char 
     }
 }
 
-/* Entry LOCAL_RANK of the list when it has LOCAL_WORLD_SIZE entries (the
- * torchrun convention, as numaguard exec applies it); else the whole list. */
-static void pick_local_entry(const char *blk, size_t len, const char *v, ng_proc *p,
-                             char *out, size_t olen)
+/* Local rank and size; an inconsistent pair is an error and the process
+ * is taken as rank 0 of 1 (its whole list). */
+static void read_rank(const ng_env_view *view, ng_proc *p, ng_local_rank *lr)
 {
-    const char *r = ng_env_block_get(blk, len, "LOCAL_RANK");
-    const char *s = ng_env_block_get(blk, len, "LOCAL_WORLD_SIZE");
-    ng_strlcpy(out, v, olen);
-    if (!r || !s)
+    char err[256];
+    if (ng_launcher_local_rank(view, lr, err, sizeof err) < 0) {
+        err[strcspn(err, ";")] = '\0';   /* drop exec's "; give --local-rank ..." */
+        ng_note(&p->v.errors, "%s", err);
+        lr->rank = 0;
+        lr->size = 1;
+        lr->source = NULL;
         return;
-    unsigned long rank = strtoul(r, NULL, 10), size = strtoul(s, NULL, 10), n = 1;
-    for (const char *c = v; *c; c++)
-        n += *c == ',';
-    p->v.local_rank = (int)rank;
-    p->v.local_size = (int)size;
-    ng_strlcpy(p->v.rank_source, "LOCAL_RANK", sizeof p->v.rank_source);
-    if (size < 2 || n != size || rank >= size || !*v)
+    }
+    if (!lr->source)
         return;
-    const char *e = v;
-    for (unsigned long i = 0; i < rank; i++)
-        e = strchr(e, ',') + 1;
-    size_t el = strcspn(e, ",");
-    snprintf(out, olen, "%.*s", (int)el, e);
-    snprintf(p->v.gpu_rule, sizeof p->v.gpu_rule, "entry %lu of %lu (LOCAL_RANK)", rank, size);
+    p->v.local_rank = (int)lr->rank;
+    p->v.local_size = (int)lr->size;
+    ng_strlcpy(p->v.rank_source, lr->source, sizeof p->v.rank_source);
+}
+
+/* The visible list as the launcher rules split it; this rank's share. */
+static void gpus_from_visible(const ng_topology *topo, const char *fsroot,
+                              const ng_env_view *view, const ng_local_rank *lr, ng_proc *p)
+{
+    static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+    ng_rank_gpus rg = {0};
+    char err[256];
+    /* Only the label: the launcher rules pick the variable (same order). */
+    for (int i = 1; i >= 0; i--)
+        if (view->get(view->ctx, names[i]))
+            ng_strlcpy(p->v.gpu_source, names[i], sizeof p->v.gpu_source);
+    if (strcmp(p->v.gpu_source, "none") == 0)
+        return;   /* no list: no GPU (exec's "--gpus all" hint does not apply) */
+    if (ng_launcher_rank_gpus(topo, view, fsroot, NULL, lr->size, &rg, err, sizeof err) < 0) {
+        ng_note(&p->v.errors, "%s", err);
+    } else {
+        unsigned n = rg.count[lr->rank];
+        n = n < NG_MAX_GPUS ? n : NG_MAX_GPUS;
+        memcpy(p->gpus, rg.gpus + rg.offset[lr->rank], n * sizeof *p->gpus);
+        p->v.n_gpus = n;
+        if (lr->source)
+            snprintf(p->v.gpu_rule, sizeof p->v.gpu_rule, "%.160s: local rank %u of %u (%.40s)", rg.how,
+                     lr->rank, lr->size, lr->source);
+        else
+            snprintf(p->v.gpu_rule, sizeof p->v.gpu_rule, "%s", rg.how);
+    }
+    ng_rank_gpus_free(&rg);
 }
 
 void ng_inspect_gpus(const ng_topology *topo, const char *fsroot, const char *blk, size_t len,
                      ng_proc *p)
 {
-    static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
-    char err[256], entry[NG_MAX_ARG + 1];
+    env_block b = {blk, len};
+    ng_env_view view = {block_get, &b};
+    ng_local_rank lr;
+    read_rank(&view, p, &lr);
     const char *v = ng_env_block_get(blk, len, "NUMAGUARD_GPUS");
-    if (v && strlen(v) <= NG_MAX_ARG) {
+    if (v && strlen(v) <= NG_MAX_ARG)
         gpus_from_numaguard(topo, p, v);
-        return;
-    }
-    for (int i = 0; i < 2; i++) {
-        v = ng_env_block_get(blk, len, names[i]);
-        if (!v || strlen(v) > NG_MAX_ARG)
-            continue;
-        pick_local_entry(blk, len, v, p, entry, sizeof entry);
-        ng_gpu_env env = {0};
-        if (i == 0)
-            env.cuda_visible_devices = entry;
-        else
-            env.rocr_visible_devices = entry;
-        ng_strlcpy(p->v.gpu_source, names[i], sizeof p->v.gpu_source);
-        if (ng_task_gpus(topo, NULL, &env, fsroot, p->gpus, NG_MAX_GPUS, &p->v.n_gpus,
-                         err, sizeof err) < 0)
-            ng_note(&p->v.errors, "%s", err);
-        return;
-    }
+    else
+        gpus_from_visible(topo, fsroot, &view, &lr, p);
 }

@@ -725,7 +725,7 @@ typedef struct ng_proc_view {
     unsigned n_gpus;                  /**< the process's GPUs (topology indices) */
     const int *gpus;
     char gpu_source[48];              /**< variable they came from, "none", "environ unreadable" */
-    char gpu_rule[160];               /**< how the list was split per rank (printable) */
+    char gpu_rule[256];               /**< how the list was split per rank (printable) */
     hwloc_const_nodeset_t gpu_nodes;  /**< the GPUs' CPU nodes and memory nodes */
     int local_rank, local_size;       /**< from the launcher's variables; -1 unknown */
     char rank_source[40];             /**< the variable the local rank came from, "" none */

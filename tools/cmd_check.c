@@ -221,9 +221,10 @@ static void text_gpus(const ng_topology *topo, const ng_proc_view *p)
     for (unsigned i = 0; i < p->n_gpus; i++)
         printf("%s%s", i ? "," : "", ng_topology_gpu(topo, (unsigned)p->gpus[i])->pci_bus_id);
     ng_list_format(p->gpu_nodes, nodes, sizeof nodes);
+    /* gpu_rule names the variable and the split; else the variable alone. */
     if (p->n_gpus)
-        printf(" (from %s%s%s; numa %s) %.1f%% of memory there\n", p->gpu_source,
-               p->gpu_rule[0] ? ", " : "", p->gpu_rule, *nodes ? nodes : "-",
+        printf(" (%s%s; numa %s) %.1f%% of memory there\n", p->gpu_rule[0] ? "" : "from ",
+               p->gpu_rule[0] ? p->gpu_rule : p->gpu_source, *nodes ? nodes : "-",
                share(p->gpu_local_bytes, p->mem_bytes));
     else
         printf("none (%s)\n", p->gpu_source);

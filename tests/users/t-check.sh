@@ -179,13 +179,29 @@ env -u SLURM_JOB_ID "$NG" check --job >/dev/null 2>"$T/e"
 is "$?:$(cat "$T/e")" "2:numaguard: check: --job without an ID needs SLURM_JOB_ID (give --job ID)" \
    "--job without ID outside a job: exit 2"
 
+# --- Open MPI-style environment: the launcher rules pick the rank's GPU ---
+start ompi env CUDA_VISIBLE_DEVICES=0,1,2,3 OMPI_COMM_WORLD_LOCAL_RANK=2 OMPI_COMM_WORLD_LOCAL_SIZE=4 \
+    OMPI_COMM_WORLD_RANK=2 "$HELPER" 0 0 64
+"$NG" check --topology "$XE" --pid "$PID_ompi" --json >"$T/m.json"
+"$NG" check --topology "$XE" --pid "$PID_ompi" >"$T/m.txt"
+echo "# check --topology xe8640 --pid (Open MPI local rank 2 of 4, CUDA_VISIBLE_DEVICES=0,1,2,3):"
+sed 's/^/#   /' "$T/m.txt"
+is "$(grep '^  gpus' "$T/m.txt")" \
+   "  gpus     0000:cb:00.0 (CUDA_VISIBLE_DEVICES, one entry per rank: local rank 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK); numa 7) 0.0% of memory there" \
+   "text: the rank's GPU and the rule that chose it"
+is "$(grep '^  rank' "$T/m.txt")" "  rank     local 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK)" "text: the launcher rank"
+is "$(j "$T/m.json" '(d["gpus"],d["gpu_source"],d["launcher"])')" \
+   "(['0000:cb:00.0'], 'CUDA_VISIBLE_DEVICES', {'local_rank': 2, 'local_size': 4, 'source': 'OMPI_COMM_WORLD_LOCAL_RANK'})" \
+   "Open MPI local rank 2 of 4 with CUDA_VISIBLE_DEVICES=0,1,2,3: GPU 2 only"
+stop ompi
+
 # --- terminal escapes from /proc (issue 13): comm and environ are the user's ---
 evil=$(printf 'n\033]0;pwned\007\033[2J')
 cp "$HELPER" "$T/$evil"
 start evil env "CUDA_VISIBLE_DEVICES=$(printf 'GPU-\033[2J\033[H\nroot# fake')" \
     "OMP_NUM_THREADS=$(printf '1\033[31m')" "NUMEXPR_NUM_THREADS=$(printf '\377\302\2332J')" \
     "$T/$evil" 0 0 64
-"$NG" check --pid "$PID_evil" --threads >"$T/v.txt" 2>&1
+"$NG" check --topology "$XE" --pid "$PID_evil" --threads >"$T/v.txt" 2>&1
 echo "# check --pid (comm and environ with escape sequences), text:"
 sed 's/^/#   /' "$T/v.txt"
 is "$(tr -d '\n' <"$T/v.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
