@@ -6,7 +6,8 @@
 # launcher rules), another user's process (no privilege), --all-mine, JSON
 # and text, bad input; across processes: 4 busy processes x 2 threads on 2
 # CPUs, two processes piled on one CPU, --job, a process started with
-# --omp-guard (no --omp-guard advice), terminal escapes from /proc.
+# --omp-guard (no --omp-guard advice), ranks of a real mpirun (Open MPI)
+# and mpiexec (MPICH), terminal escapes from /proc.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/users/lib.sh
 HELPER=$BUILD/tests/ng_threads
@@ -194,6 +195,62 @@ is "$(j "$T/m.json" '(d["gpus"],d["gpu_source"],d["launcher"])')" \
    "(['0000:cb:00.0'], 'CUDA_VISIBLE_DEVICES', {'local_rank': 2, 'local_size': 4, 'source': 'OMPI_COMM_WORLD_LOCAL_RANK'})" \
    "Open MPI local rank 2 of 4 with CUDA_VISIBLE_DEVICES=0,1,2,3: GPU 2 only"
 stop ompi
+
+# --- real launchers: Open MPI and MPICH ranks ---
+# ranks NAME: the ng_threads processes below launcher NAME, comma list.
+ranks() {
+    eval "lp=\$PID_$1"
+    ps -e -o pid=,ppid=,comm= | awk -v root="$lp" '
+        { ppid[$1] = $2; comm[$1] = $3 }
+        END { for (p in ppid) { q = p; while (q in ppid && q != root && q > 1) q = ppid[q]
+                                if (q == root && comm[p] == "ng_threads") print p } }' |
+        sort -n | paste -sd, -
+}
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open MPI'; then
+    # Open MPI binds to core for np <= 2; every rank gets every GPU to split.
+    start ompi2 mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
+    i=0
+    while [ "$(grep -c ready "$T/ompi2.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    "$NG" check --topology "$XE" --pid "$(ranks ompi2)" --json >"$T/o2.json"
+    "$NG" check --topology "$XE" --pid "$(ranks ompi2)" >"$T/o2.txt"
+    kill $(ranks ompi2 | tr , ' ') 2>/dev/null
+    stop ompi2
+    echo "# check --topology xe8640 on mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0,1 ranks:"
+    grep -E '^pid|^  (cpus|gpus|rank)' "$T/o2.txt" | sed 's/^/#   /'
+    is "$(s "$T/o2.json" 'sorted((p["cpus"],p["gpus"],p["launcher"]["local_rank"],p["launcher"]["source"]) for p in ps)')" \
+       "[('0', ['0000:4e:00.0'], 0, 'OMPI_COMM_WORLD_LOCAL_RANK'), ('1', ['0000:5f:00.0'], 1, 'OMPI_COMM_WORLD_LOCAL_RANK')]" \
+       "real mpirun -np 2: rank r on core r with GPU r (Open MPI local rank)"
+    # Both ranks put on CPU 0 by the launcher.
+    start ompip mpirun -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
+    i=0
+    while [ "$(grep -c ready "$T/ompip.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    RP=$(ranks ompip)
+    "$NG" check --pid "$RP" --json >"$T/op.json"
+    "$NG" check --pid "$RP" >"$T/op.txt"
+    kill $(echo "$RP" | tr , ' ') 2>/dev/null   # spinning ranks: not left to mpirun
+    stop ompip
+    echo "# check on mpirun -np 2 --cpu-set 0 --bind-to core:overload-allowed ranks (summary):"
+    sed -n '/^summary/,$p' "$T/op.txt" | sed 's/^/#   /'
+    is "$(s "$T/op.json" 's["warnings"]')" \
+       "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $RP): they take turns on them']" \
+       "real mpirun, 2 ranks bound to CPU 0: reported piled and oversubscribed"
+else
+    skip 2 "needs Open MPI's mpirun (openmpi-bin)"
+fi
+if command -v mpiexec.mpich >/dev/null; then
+    start mpich mpiexec.mpich -n 2 env CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
+    i=0
+    while [ "$(grep -c ready "$T/mpich.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    "$NG" check --topology "$XE" --pid "$(ranks mpich)" --json >"$T/mp.json"
+    kill $(ranks mpich | tr , ' ') 2>/dev/null
+    stop mpich
+    is "$(s "$T/mp.json" 'sorted((p["gpus"],p["launcher"]["local_rank"],p["launcher"]["source"]) for p in ps)')" \
+       "[(['0000:4e:00.0'], 0, 'MPI_LOCALRANKID'), (['0000:5f:00.0'], 1, 'MPI_LOCALRANKID')]" \
+       "real mpiexec (MPICH) -n 2: rank r gets GPU r (MPI_LOCALRANKID)"
+else
+    skip 1 "needs MPICH's mpiexec.mpich"
+fi
 
 # --- terminal escapes from /proc (issue 13): comm and environ are the user's ---
 evil=$(printf 'n\033]0;pwned\007\033[2J')
