@@ -3,7 +3,10 @@
 # tests/slurm/cluster.sh): srun binds both ranks of a job to CPU 0
 # (--cpu-bind=map_cpu:0,0, as a launcher that piles ranks does): check
 # --job lists exactly the job's ranks and reports them piled and
-# oversubscribed; ranks on CPUs 0 and 1: nothing to report.
+# oversubscribed; ranks on CPUs 0 and 1: nothing to report. And issue 13's
+# attack: a job of uid 65534 (nobody) whose name and CUDA_VISIBLE_DEVICES
+# carry terminal escape sequences and a fake line, read by root with
+# check --job: printed escaped, nothing reaches root's terminal.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
@@ -14,13 +17,14 @@ HELPER=$NGT_BUILD/tests/ng_threads
 ngt_start_suite check-job
 ngt_cluster
 
-# run_job NAME CPU-BIND: 2 ranks, one spinning thread each, in the
-# background; sets JOB (the job id) and SRUN (srun's pid) once both ranks
-# are ready.
+# run_job NAME CPU-BIND [PREFIX...]: 2 ranks, one spinning thread each, in
+# the background (srun started through PREFIX, e.g. as another user);
+# sets JOB (the job id) and SRUN (srun's pid) once both ranks are ready.
 run_job() {
-    local out=$NGT_OUT/$1 i=0
+    local out=$NGT_OUT/$1 bind=$2 i=0
+    shift 2
     ngc_wait_idle 10
-    srun -n 2 --cpu-bind="$2" "$HELPER" 1 0 64 >"$out" 2>"$out.err" &
+    "$@" srun -n 2 --cpu-bind="$bind" "${RUN_CMD[@]:-$HELPER}" 1 0 64 >"$out" 2>"$out.err" &
     SRUN=$!
     JOB=""
     while [ $i -lt 200 ] && { [ -z "$JOB" ] || [ "$(grep -c ready "$out")" -lt 2 ]; }; do
@@ -64,4 +68,36 @@ echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,1):"
 sed -n '/^summary/,$p' "$NGT_OUT/spread.txt" | sed 's/^/#   /'
 ngt_is "$(sj "$NGT_OUT/spread.json" '(sorted(p["cpus"] for p in ps), s["overlaps"], s["warnings"])')" \
     "(['0', '1'], [], [])" "ranks on CPUs 0 and 1: no overlap, no warning"
+
+# --- issue 13: escape sequences through check, from a job of uid 65534 ---
+if command -v setpriv >/dev/null 2>&1; then
+    U=65534
+    UDIR=$NGC_DIR/user
+    mkdir -p "$UDIR" && chown "$U:$U" "$UDIR"
+    evil=$(printf 'n\033]0;pwned\007\033[2J')
+    cp "$HELPER" "$UDIR/$evil" && chmod 755 "$UDIR/$evil"
+    RUN_CMD=(env "CUDA_VISIBLE_DEVICES=$(printf 'GPU-\033[2J\033[H\nroot# fake')" "$UDIR/$evil")
+    run_job evil map_cpu:0,1 setpriv --reuid=$U --regid=$U --clear-groups
+    RUN_CMD=()
+    "$NGT_CLI" check --topology "$NGT_TOPO/xe8640-4xh100-spr8480-snc4.xml" --job "$JOB" \
+        >"$NGT_OUT/evil.txt" 2>&1
+    rc=$?
+    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/evil.json"
+    end_job
+    echo "# root: numaguard check --job $JOB (job of uid $U, escape sequences in comm and environ):"
+    sed 's/^/#   /' "$NGT_OUT/evil.txt"
+    ngt_is "$rc:$(grep -c '^pid ' "$NGT_OUT/evil.txt")" "0:2" "root sees the user's 2 ranks"
+    ngt_is "$(tr -d '\n' <"$NGT_OUT/evil.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
+        "text output: only printable ASCII and newlines"
+    ngt_is "$(grep -c '^root# fake' "$NGT_OUT/evil.txt"):$(grep -c '^pid [0-9]* (n\\x1b\]0;pwned\\x07\\x1b\[2J)$' "$NGT_OUT/evil.txt")" \
+        "0:2" "no injected line; the name shown escaped"
+    ngt_is "$(grep -c "^  error: CUDA_VISIBLE_DEVICES: malformed UUID 'GPU-\\\\x1b\[2J\\\\x1b\[H\\\\x0aroot# fake'\$" "$NGT_OUT/evil.txt")" \
+        "2" "the user's CUDA_VISIBLE_DEVICES shown escaped, on one line"
+    ngt_is "$(sj "$NGT_OUT/evil.json" 'sorted(set(p["comm"] for p in ps))')" "['n\x1b]0;pwned\x07\x1b[2J']" \
+        "json: the raw name, as a JSON escape"
+    ngc_wait_idle 20
+    ngt_is "$(ngc_node_states)" idle "node idle afterwards"
+else
+    ngt_ok 0 "# SKIP needs setpriv (util-linux)"
+fi
 ngt_done
