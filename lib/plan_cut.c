@@ -8,12 +8,15 @@
  *   2. the smallest task's raw size;
  *   3. fewest straddling tasks (tasks over more than one domain);
  *   4. fewest idle units.
- * Three families are scored and the best wins (ties keep the earlier one):
+ * Four families are scored and the best wins (ties keep the earlier one):
  * the consecutive cut (the +1s first, the previous planner's cut), the same
- * sizes with the +1s moved where they straddle least, and a NUMA-aligned cut
+ * sizes with the +1s moved where they straddle least, a NUMA-aligned cut
  * (each task inside one domain, or over whole domains when tasks are fewer
- * than domains). The consecutive cut is always a candidate, so the result is
- * never worse than it.
+ * than domains), and the same aligned cut on packages (each task inside one
+ * socket: 5 tasks on 2 sockets of 4 nodes go 2 + 3, none across sockets,
+ * where no cut on node boundaries avoids a cross-socket task). The
+ * consecutive cut is always a candidate, so the result is never worse than
+ * it.
  */
 #include "plan_internal.h"
 
@@ -178,12 +181,13 @@ typedef struct run {
     unsigned a, n;
 } run;
 
-static unsigned line_runs(const ng_cut_line *line, run *r)
+/* Runs of equal @ids (domains, or packages). */
+static unsigned line_runs(const unsigned *ids, unsigned n, run *r)
 {
     unsigned k = 0;
-    for (unsigned i = 0; i < line->n;) {
+    for (unsigned i = 0; i < n;) {
         unsigned j = i;
-        while (j < line->n && line->dom[j] == line->dom[i])
+        while (j < n && ids[j] == ids[i])
             j++;
         r[k].a = i;
         r[k].n = j - i;
@@ -287,13 +291,13 @@ static int aligned_groups(const run *r, unsigned nr, unsigned nt, unsigned lo,
     return rc;
 }
 
-static int cut_aligned(const ng_cut_line *line, unsigned nt, unsigned lo, unsigned hi,
-                       unsigned *start, unsigned *len)
+static int cut_aligned(const ng_cut_line *line, const unsigned *ids, unsigned nt, unsigned lo,
+                       unsigned hi, unsigned *start, unsigned *len)
 {
     run *r = malloc((line->n ? line->n : 1) * sizeof *r);
     if (!r)
         return -1;
-    unsigned nr = line_runs(line, r);
+    unsigned nr = line_runs(ids, line->n, r);
     if (lo == 0)
         lo = 1;
     int rc = nt >= nr ? aligned_per_domain(r, nr, nt, lo, hi, start, len)
@@ -314,7 +318,9 @@ int ng_cut_family(const ng_cut_line *line, int family, unsigned nt, unsigned s,
     case NG_CUT_MOVED:
         return cut_moved(line, nt, s, e, start, len);
     case NG_CUT_ALIGNED:
-        return cut_aligned(line, nt, lo, hi, start, len);
+        return cut_aligned(line, line->dom, nt, lo, hi, start, len);
+    case NG_CUT_PACKAGE:
+        return line->pkg ? cut_aligned(line, line->pkg, nt, lo, hi, start, len) : -1;
     default:
         return -1;
     }
@@ -345,7 +351,7 @@ static int choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e, 
         return -1;
     unsigned *tl = ts + nt;
     int chosen = -1;
-    for (int fam = NG_CUT_CONSECUTIVE; fam <= NG_CUT_ALIGNED; fam++) {
+    for (int fam = NG_CUT_CONSECUTIVE; fam <= NG_CUT_PACKAGE; fam++) {
         if (ng_cut_family(line, fam, nt, s, e, lo, hi, ts, tl) < 0)
             continue;
         ng_cut_score sc;
@@ -386,7 +392,10 @@ int ng_plan_cut_units(ng_planner *p, const unsigned *units, unsigned n,
     unsigned *len = start + nt;
     for (unsigned i = 0; i < n; i++)
         dom[i] = (unsigned)p->units[units[i]].dom;
-    ng_cut_line line = {.n = n, .dom = dom, .ndom = p->n_doms, .dist = p->dist};
+    unsigned *pkg = malloc(n * sizeof *pkg);
+    for (unsigned i = 0; pkg && i < n; i++)
+        pkg[i] = (unsigned)(p->units[units[i]].pkg + 1);
+    ng_cut_line line = {.n = n, .dom = dom, .ndom = p->n_doms, .dist = p->dist, .pkg = pkg};
     /* exact 1: no slice above its size (a GPU component's home must leave
      * what it does not need to the others); 2: no more idle units than the
      * sizes leave (a GPU component's spill region is exactly its demand:
@@ -414,6 +423,7 @@ int ng_plan_cut_units(ng_planner *p, const unsigned *units, unsigned n,
         p->size[tasks[t]] = len[t];
     }
     free(dom);
+    free(pkg);
     free(start);
     return fam;
 }

@@ -97,6 +97,7 @@ typedef struct ng_cut_line {
     const unsigned *dom;   /* per unit: domain id, in runs (non-decreasing ids not required) */
     unsigned ndom;         /* domain ids are < ndom */
     const unsigned *dist;  /* ndom x ndom, 10 = local */
+    const unsigned *pkg;   /* per unit: package id, in runs; NULL = no package family */
 } ng_cut_line;
 
 typedef struct ng_cut_score {
@@ -106,14 +107,15 @@ typedef struct ng_cut_score {
     unsigned idle;         /* units of the line no slice owns */
 } ng_cut_score;
 
-enum { NG_CUT_CONSECUTIVE = 0, NG_CUT_MOVED, NG_CUT_ALIGNED };
+enum { NG_CUT_CONSECUTIVE = 0, NG_CUT_MOVED, NG_CUT_ALIGNED, NG_CUT_PACKAGE };
 
 /**
  * Cut @p line into @p nt runs: start[t], len[t] (task t gets the t-th run in
  * line order). Sizes are s + (1 for e of them) for the consecutive cut (the
  * +1s first) and the moved cut (+1s where the fewest runs straddle); the
  * aligned cut keeps each task inside one domain (or whole domains) with sizes
- * in [lo, hi]. The best by ng_cut_better() wins. Returns the family chosen.
+ * in [lo, hi], the package cut the same on packages. The best by
+ * ng_cut_better() wins. Returns the family chosen.
  */
 int ng_cut_choose(const ng_cut_line *line, unsigned nt, unsigned s, unsigned e,
                   unsigned lo, unsigned hi, unsigned *start, unsigned *len,

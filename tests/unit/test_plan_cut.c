@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXN 64
+#define MAXN 160
 #define MAXT 16
 
 static unsigned rng_state = 12345u;
@@ -28,20 +28,25 @@ static unsigned rnd(unsigned n)
 
 typedef struct synth {
     unsigned dom[MAXN];
+    unsigned pkg[MAXN];
     unsigned dist[8 * 8];
     ng_cut_line line;
 } synth;
 
-static void make_line(synth *y, const unsigned *sizes, unsigned nd)
+/* Domains of @per_pkg each make a package (0 = no packages). */
+static void make_line(synth *y, const unsigned *sizes, unsigned nd, unsigned per_pkg)
 {
     unsigned n = 0;
     for (unsigned d = 0; d < nd; d++)
-        for (unsigned k = 0; k < sizes[d]; k++)
+        for (unsigned k = 0; k < sizes[d]; k++) {
+            y->pkg[n] = per_pkg ? d / per_pkg : 0;
             y->dom[n++] = d;
+        }
     y->line.n = n;
     y->line.dom = y->dom;
     y->line.ndom = nd;
     y->line.dist = y->dist;
+    y->line.pkg = per_pkg ? y->pkg : NULL;
 }
 
 /* Best score over every arrangement of e +1s among nt slices of s. */
@@ -105,7 +110,7 @@ static int check_instance(const ng_cut_line *line, unsigned nt, unsigned s, unsi
     }
     if (!valid_cut(line, nt, start, len, hi > s + 1 ? hi : s + 1, why, wl))
         return 0;
-    if (fam != NG_CUT_ALIGNED) {
+    if (fam != NG_CUT_ALIGNED && fam != NG_CUT_PACKAGE) {
         unsigned plus = 0;
         for (unsigned t = 0; t < nt; t++) {
             if (len[t] != s && len[t] != s + 1) {
@@ -131,7 +136,7 @@ static int check_instance(const ng_cut_line *line, unsigned nt, unsigned s, unsi
                  chosen.straddles);
         return 0;
     }
-    for (int f = NG_CUT_CONSECUTIVE; f <= NG_CUT_ALIGNED; f++) {
+    for (int f = NG_CUT_CONSECUTIVE; f <= NG_CUT_PACKAGE; f++) {
         if (ng_cut_family(line, f, nt, s, e, lo, hi, start2, len2) < 0)
             continue;
         ng_cut_score_of(line, nt, start2, len2, &other);
@@ -155,7 +160,7 @@ static void random_instances(void)
     int good = 1;
     for (unsigned iter = 0; iter < 3000 && good; iter++) {
         synth y;
-        unsigned nd = 1 + rnd(6), sizes[8];
+        unsigned nd = 1 + rnd(6), sizes[8], per_pkg = rnd(4);
         for (unsigned d = 0; d < nd; d++)
             sizes[d] = 1 + rnd(9);
         for (unsigned a = 0; a < nd; a++)
@@ -163,7 +168,7 @@ static void random_instances(void)
                 unsigned v = a == b ? 10 : 11 + rnd(30);
                 y.dist[a * nd + b] = y.dist[b * nd + a] = v;
             }
-        make_line(&y, sizes, nd);
+        make_line(&y, sizes, nd, per_pkg);
         unsigned n = y.line.n;
         unsigned nt = 1 + rnd(n < 12 ? n : 12);
         /* Whole line (no -c), then a fixed size (-c) that fits. */
@@ -196,7 +201,7 @@ static void pinned_examples(void)
     unsigned four7[4] = {7, 7, 7, 7};
     unsigned d4[16] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
     memcpy(y.dist, d4, sizeof d4);
-    make_line(&y, four7, 4);
+    make_line(&y, four7, 4, 2);
     ng_cut_choose(&y.line, 8, 3, 4, 1, 28, start, len, &sc);
     unsigned str = 0;
     for (unsigned t = 0; t < 8; t++)
@@ -212,23 +217,45 @@ static void pinned_examples(void)
     unsigned sock[2] = {7, 3};
     unsigned d2[4] = {10, 21, 21, 10};
     memcpy(y.dist, d2, sizeof d2);
-    make_line(&y, sock, 2);
+    make_line(&y, sock, 2, 1);
     ng_cut_choose(&y.line, 4, 2, 2, 1, 10, start, len, &sc);
     ok(sc.straddles == 0 && len[3] == 3 && start[3] == 7, "7+3 cores, 4 tasks: last task = the 3 "
        "cores past the boundary (len %u at %u)", len[3], start[3]);
     /* 12 + 6 cores, 4 tasks: no arrangement of 5,5,4,4 avoids a straddle;
      * the aligned cut 4/4/4/6 wins on effective cores. */
     unsigned g4[2] = {12, 6};
-    make_line(&y, g4, 2);
+    make_line(&y, g4, 2, 1);
     int fam = ng_cut_choose(&y.line, 4, 4, 2, 1, 18, start, len, &sc);
-    ok(fam == NG_CUT_ALIGNED && len[0] == 4 && len[1] == 4 && len[2] == 4 && len[3] == 6 &&
+    ok((fam == NG_CUT_ALIGNED || fam == NG_CUT_PACKAGE) && len[0] == 4 && len[1] == 4 && len[2] == 4 && len[3] == 6 &&
        sc.straddles == 0, "12+6 cores, 4 tasks: aligned 4/4/4/6 (family %d, %u/%u/%u/%u)", fam,
        len[0], len[1], len[2], len[3]);
     /* -c as a size: the aligned family keeps exact sizes. */
     fam = ng_cut_choose(&y.line, 4, 3, 0, 3, 3, start, len, &sc);
     ok(sc.min_raw == 3 && sc.straddles == 0 && len[0] == 3 && len[3] == 3,
        "12+6 cores, 4 tasks of exactly 3: 3/3/3 | 3, nothing larger (family %d)", fam);
+    /* 2 sockets x 4 nodes of 16 (12 within a socket, 32 across), 5 tasks:
+     * sizes 26/25 force a task across sockets; the package cut gives 22,
+     * 21, 21 on one socket and 32, 32 on the other, none across. */
+    unsigned epyc[8] = {16, 16, 16, 16, 16, 16, 16, 16};
+    unsigned de[64];
+    for (unsigned a = 0; a < 8; a++)
+        for (unsigned b = 0; b < 8; b++)
+            de[a * 8 + b] = a == b ? 10 : (a / 4 == b / 4 ? 12 : 32);
+    memcpy(y.dist, de, sizeof de);
+    make_line(&y, epyc, 8, 4);
+    fam = ng_cut_choose(&y.line, 5, 25, 3, 1, 128, start, len, &sc);
+    int across = 0;
+    for (unsigned t = 0; t < 5; t++)
+        across |= start[t] < 64 && start[t] + len[t] > 64;
+    unsigned big = 0;
+    for (unsigned t = 0; t < 5; t++)
+        big += len[t] == 32;
+    ok(fam == NG_CUT_PACKAGE && !across && big == 2 && sc.min_raw == 21 && sc.idle == 0,
+       "2 sockets x 4 nodes of 16, 5 tasks: 22, 21, 21 | 32, 32, none across sockets (family %d: "
+       "%u/%u/%u/%u/%u)", fam, len[0], len[1], len[2], len[3], len[4]);
+    memcpy(y.dist, d2, sizeof d2);
     /* Effective cores: a core 21 away counts 10/21. */
+    make_line(&y, g4, 2, 1);
     double eff = ng_cut_eff(&y.line, 10, 4);
     ok(eff > 2 + 20.0 / 21 - 1e-9 && eff < 2 + 20.0 / 21 + 1e-9,
        "effective cores of 2 local + 2 at distance 21 = 2.952 (got %.3f)", eff);
@@ -256,10 +283,12 @@ static void corpus_lines(void)
         ng_plan_request req = {.ntasks = 1};
         ng_planner p = {.topo = topo, .req = &req};
         if (ng_plan_build_domains(&p, err, sizeof err) == 0) {
-            unsigned *dom = malloc(p.n_units * sizeof *dom);
-            for (unsigned u = 0; u < p.n_units; u++)
+            unsigned *dom = malloc(p.n_units * sizeof *dom), *pkg = malloc(p.n_units * sizeof *pkg);
+            for (unsigned u = 0; u < p.n_units; u++) {
                 dom[u] = (unsigned)p.units[u].dom;
-            ng_cut_line line = {.n = p.n_units, .dom = dom, .ndom = p.n_doms, .dist = p.dist};
+                pkg[u] = (unsigned)(p.units[u].pkg + 1);
+            }
+            ng_cut_line line = {.n = p.n_units, .dom = dom, .ndom = p.n_doms, .dist = p.dist, .pkg = pkg};
             for (unsigned nt = 1; nt <= 2 * p.n_doms + 2 && nt <= 12 && nt <= p.n_units && good; nt++) {
                 good = check_instance(&line, nt, p.n_units / nt, p.n_units % nt, 1, p.n_units,
                                       why, sizeof why);
@@ -268,6 +297,7 @@ static void corpus_lines(void)
                     tap_diag("%s, %u tasks: %s", de->d_name, nt, why);
             }
             free(dom);
+            free(pkg);
             topos++;
         }
         ng_plan_free_domains(&p);
