@@ -115,6 +115,7 @@ for n in 1 2 3 4; do start "busy$n" taskset -c 0,1 "$HELPER" 2 0 64; done
 BUSY="$PID_busy1,$PID_busy2,$PID_busy3,$PID_busy4"
 "$NG" check --pid "$BUSY" --json >"$T/x.json"
 "$NG" check --pid "$BUSY" >"$T/x.txt"
+"$NG" check --all-mine --json >"$T/xa.json"
 stop busy1 busy2 busy3 busy4
 echo "# check --pid 4 busy processes (text, summary):"
 sed -n '/^summary/,$p' "$T/x.txt" | sed 's/^/#   /'
@@ -130,6 +131,9 @@ is "$(grep -c '^  warning: oversubscribed: 8 runnable threads of 4 process(es) o
 like "$(grep '^summary' "$T/x.txt")" '^summary  4 processes$' "text summary: header"
 is "$(s "$T/x.json" 'sorted(set(t["cpus"] for p in ps for t in p["thread_affinity"]))')" "['0-1']" \
    "json: per-thread affinity of every thread (0-1)"
+# --all-mine: the same 8 threads among everything else the caller runs.
+is "$(s "$T/xa.json" 'any(w.startswith("oversubscribed: ") and int(w.split()[1]) >= 8 and w.endswith("core(s) (cpus 0-1)") for w in s["warnings"])')" \
+   "True" "--all-mine: judged together, at least 8 runnable threads on CPUs 0-1 reported"
 
 # --- two processes piled on CPU 0 (as a launcher binding both to core 0) ---
 start pile1 taskset -c 0 "$HELPER" 1 0 64
