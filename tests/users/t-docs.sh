@@ -63,7 +63,34 @@ if [ -x "$NG" ]; then
     keys=$("$NG" check --pid $$ --json | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["processes"][0])))')
     doc=$(sed -n '/^## JSON/,$p' docs/check.md | sed -n 's/^| `\([a-z_]*\)`\(, `\([a-z_]*\)`\)\{0,1\} |.*/\1 \3/p' | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')
     is "$doc" "$keys" "docs/check.md documents exactly the keys of check --json"
+    # docs/json.md's exec --dry-run --json example has exactly the keys exec prints.
+    keys=$(LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 RANK=0 "$NG" exec --dry-run --json | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin))))')
+    doc=$(sed -n '/^## `numaguard exec --dry-run --json`/,/^```$/p' docs/json.md | sed '1,2d;$d' |
+          python3 -c 'import json,sys; print(" ".join(sorted(json.loads(sys.stdin.read()))))')
+    is "$doc" "$keys" "docs/json.md's exec --dry-run --json example has the keys exec prints"
+    # Every "numaguard exec ..." recipe of the README, the user guide and
+    # numaguard(1): its options, as written, are accepted (run as --dry-run
+    # in the launcher environment the recipe implies; the command is not run).
+    recipes=$( { grep -h 'numaguard exec --' README.md docs/user-guide.md
+                 sed -n 's/\\-/-/g; s/^ *numaguard exec /numaguard exec /p' man/numaguard.1; } |
+               sed -n 's/.*numaguard exec \(.*\) -- .*/\1/p; s/.*numaguard exec \(--[^`]*--dry-run\)`.*/\1/p' |
+               grep -v '\[' | sort -u)
+    n=0 bad=""
+    while IFS= read -r args; do
+        [ -n "$args" ] || continue
+        n=$((n + 1))
+        # shellcheck disable=SC2086
+        LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 RANK=0 "$NG" exec $args --dry-run >/dev/null 2>&1 ||
+            bad="$bad [$args]"
+    done <<EOF2
+$recipes
+EOF2
+    ok $(( n < 4 )) "found the exec recipes of README, user guide and numaguard(1) ($n)"
+    is "$bad" "" "every exec recipe's options are accepted (exec --dry-run exits 0)"
+    like "$(grep 'torchrun' README.md | grep 'numaguard exec')" 'torchrun .*--no-python numaguard exec' \
+        "README's torchrun line runs numaguard itself (--no-python)"
+    like "$("$NG" exec --numa-policy=help -- true)" ',bind' "--numa-policy=help documents --omp-guard's bind"
 else
-    skip 6 "$NG not built"
+    skip 10 "$NG not built"
 fi
 done_testing
