@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #define GRES_MAX_LINE 4096   /* a gres.conf line, continuations joined */
 #define PATH_MAX_NG 4096     /* a device file path */
@@ -459,4 +460,68 @@ int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
         ng_gres_order_free(out);
     conf_free(c);
     return rc;
+}
+
+/* ---------- the devices cgroup as evidence (ConstrainDevices) ---------- */
+
+/* access(2) consults the devices cgroup (v1 list or v2 BPF program) after
+ * the file mode: EPERM there means "not this cgroup's device", without
+ * opening it (opening a real GPU can start the driver). 1 allowed, 0
+ * denied by the cgroup, -1 cannot tell (mode bits, missing file). */
+static int cgroup_allows(const char *device_file)
+{
+    if (access(device_file, R_OK) == 0)
+        return 1;
+    return errno == EPERM ? 0 : -1;
+}
+
+/* Every device file once: MIG records share their parent /dev/nvidiaN,
+ * which then says nothing about which slice a task has. */
+static int order_has_duplicates(const ng_gres_order *o)
+{
+    for (unsigned i = 0; i < o->count; i++)
+        for (unsigned j = i + 1; j < o->count; j++)
+            if (strcmp(o->device_files[i], o->device_files[j]) == 0)
+                return 1;
+    return 0;
+}
+
+int ng_task_gpus_from_cgroup(const ng_topology *topo, const ng_gres_order *order,
+                             const char *fsroot, int *out_idx, unsigned max,
+                             unsigned *n_out, char *err, size_t errlen)
+{
+    unsigned char allowed[NG_MAX_GPUS];
+    unsigned denied = 0;
+    *n_out = 0;
+    if (!order || !order->count || order->count > NG_MAX_GPUS || order_has_duplicates(order))
+        return 0;
+    for (unsigned i = 0; i < order->count; i++) {
+        int a = cgroup_allows(order->device_files[i]);
+        if (a < 0)
+            return 0;
+        allowed[i] = (unsigned char)a;
+        denied += !a;
+    }
+    if (!denied)
+        return 0;   /* devices not constrained: the environment decides */
+    for (unsigned i = 0; i < order->count; i++) {
+        char bus[NG_BUSID_LEN];
+        if (!allowed[i])
+            continue;
+        if (ng_device_file_busid(fsroot, order->device_files[i], bus, err, errlen) < 0)
+            return -1;
+        int idx = ng_topology_gpu_by_busid(topo, bus);
+        if (idx < 0)
+            return ng_fail(err, errlen, "%s (GPU %s) is not in the topology",
+                           order->device_files[i], bus);
+        if (*n_out >= max)
+            return ng_fail(err, errlen, "more than %u GPUs allowed", max);
+        unsigned k = (*n_out)++;   /* sorted, as ng_task_gpus answers */
+        while (k > 0 && out_idx[k - 1] > idx) {
+            out_idx[k] = out_idx[k - 1];
+            k--;
+        }
+        out_idx[k] = idx;
+    }
+    return 1;
 }

@@ -295,6 +295,21 @@ int ng_task_gpus(const ng_topology *topo, const ng_gres_order *order,
                  int *out_idx, unsigned max, unsigned *n_out,
                  char *err, size_t errlen);
 
+/**
+ * The GPUs this process's devices cgroup gives it (Slurm's task/cgroup with
+ * ConstrainDevices=yes): the device files of @p order it may access, as
+ * topology indices (sorted). Checked with access(2), never opened.
+ * Under ConstrainDevices Slurm renumbers a task's CUDA_VISIBLE_DEVICES and
+ * (22.05, with per-task binding) its SLURM_STEP_GPUS from 0, so the cgroup
+ * is the only evidence that names the devices.
+ * @return 1 with @p out_idx filled when the cgroup denies some of the
+ *         order's devices; 0 when it constrains nothing or cannot tell
+ *         (then use ng_task_gpus); -1 on error (err says why).
+ */
+int ng_task_gpus_from_cgroup(const ng_topology *topo, const ng_gres_order *order,
+                             const char *fsroot, int *out_idx, unsigned max,
+                             unsigned *n_out, char *err, size_t errlen);
+
 /** @} */
 
 /* ------------------------------------------------------------------ */

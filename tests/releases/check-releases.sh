@@ -97,7 +97,9 @@ mount_chroot() {
 # Files a minbase chroot lacks for our tests and for apt.
 configure_chroot() {
     local d=$1
-    printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$d/etc/hosts"
+    # slurmd resolves localhost and this host's name (minbase has no hosts file).
+    printf '127.0.0.1\tlocalhost\n127.0.0.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
+        "$(hostname)" >"$d/etc/hosts"
     cp -L /etc/resolv.conf "$d/etc/resolv.conf" 2>/dev/null || true
     printf '#!/bin/sh\nexit 101\n' >"$d/usr/sbin/policy-rc.d"   # no daemon starts at install
     chmod 755 "$d/usr/sbin/policy-rc.d"

@@ -23,7 +23,11 @@
 # Settings (environment variables read by ngc_start):
 #   NG_SLURM_PORT_BASE  first TCP port (default 36817); uses base..base+N
 #   NGC_NODES           number of slurmd daemons (default 1)
-#   NGC_TASK_PLUGIN     task/affinity (default; real CPUs) or task/none
+#   NGC_TASK_PLUGIN     task/affinity (default; real CPUs) or task/none, or
+#                       task/cgroup,task/affinity (writes cgroup.conf with
+#                       ConstrainCores=yes ConstrainDevices=yes, cgroup/v1
+#                       or cgroup/v2 as this host mounts it; NGC_CGROUP_EXTRA
+#                       adds lines, e.g. IgnoreSystemd=yes in the VM)
 #   NGC_TOPOLOGY        hwloc XML of an "inflated" node: slurmd runs with
 #                       HWLOC_XMLFILE=<xml>, so Slurm schedules that
 #                       machine's CPUs on this 2-core host (needs task/none)
@@ -275,6 +279,36 @@ ngc_write_config() {
         : >"$NGC_PLUGIN_GRES_CONF"
     fi
     printf '%s\n' "${NGC_PLUGSTACK:-}" >"$NGC_PLUGSTACK_CONF"
+    rm -f "$etc/cgroup.conf"
+    case $tp in *task/cgroup*) ngc_write_cgroup_conf "$etc/cgroup.conf" ;; esac
+}
+
+# cgroup v2 (one unified tree: cgroup.controllers at the top) or v1 (one
+# mount per controller: cpuset, devices, ...). Prints v1, v2 or nothing.
+ngc_cgroup_version() {
+    if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+        echo v2
+    elif [ -d /sys/fs/cgroup/cpuset ] && [ -d /sys/fs/cgroup/devices ]; then
+        echo v1
+    fi
+}
+
+# cgroup.conf beside slurm.conf (slurmd reads it from there). Cores and
+# devices constrained as on production sites; memory left alone (the
+# tests' jobs ask for no memory, and RealMemory is made up).
+ngc_write_cgroup_conf() {
+    local v
+    v=$(ngc_cgroup_version)
+    [ -n "$v" ] || { ngc_log "task/cgroup: no cpuset and devices cgroup here"; return 1; }
+    {
+        echo "# written by tests/slurm/cluster.sh ($v host)"
+        echo "CgroupPlugin=cgroup/$v"
+        echo "CgroupMountpoint=/sys/fs/cgroup"
+        echo "ConstrainCores=yes"
+        echo "ConstrainDevices=yes"
+        echo "ConstrainRAMSpace=no"
+        if [ -n "${NGC_CGROUP_EXTRA:-}" ]; then printf '%s\n' "$NGC_CGROUP_EXTRA"; fi
+    } >"$1"
 }
 
 # Is a TCP port on 127.0.0.1 accepting connections?

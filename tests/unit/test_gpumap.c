@@ -208,6 +208,30 @@ static void test_conf(void)
        "missing gres.conf names the file");
 }
 
+/* Without a devices cgroup that denies anything (this test process), the
+ * cgroup is no evidence: 0, and the environment decides. Denials are
+ * exercised for real by tests/slurm/t-slurm-cgroup.sh (task/cgroup). */
+static void test_cgroup_evidence(ng_topology *t)
+{
+    char err[256] = "", p0[600], p1[600];
+    int idx[NG_MAX_GPUS];
+    unsigned n = 99;
+    snprintf(p0, sizeof p0, "%s/dev/nvidia1", root_nv);
+    snprintf(p1, sizeof p1, "%s/dev/nvidia3", root_nv);
+    char *files[] = {p0, p1};
+    ng_gres_order o = {2, files};
+    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+           n == 0, "devices cgroup: nothing denied -> no evidence (0)");
+    snprintf(p1, sizeof p1, "%s/dev/nvidia-missing", root_nv);
+    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+       "devices cgroup: a missing device file -> cannot tell (0)");
+    snprintf(p1, sizeof p1, "%s", p0);
+    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+       "devices cgroup: a file twice (MIG parent) -> cannot tell (0)");
+    ok(ng_task_gpus_from_cgroup(t, NULL, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+       "devices cgroup: no gres order -> 0");
+}
+
 static void test_nvidia(void)
 {
     char err[512], bus[NG_BUSID_LEN], path[600];
@@ -219,6 +243,7 @@ static void test_nvidia(void)
         {"/dev/nvidia0", "0000:cb:00.0"}, {"/dev/nvidia1", "0000:4e:00.0"},
         {"/dev/nvidia2", "0000:db:00.0"}, {"/dev/nvidia3", "0000:5f:00.0"},
     };
+    test_cgroup_evidence(t);
     for (unsigned i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s%s", root_nv, m[i].dev);
         int rc = ng_device_file_busid(root_nv, path, bus, err, sizeof(err));
