@@ -111,21 +111,44 @@ static void judge_caps(ng_proc_view *v)
     }
 }
 
-static void judge_threads(ng_proc_view *v)
+/* Every pool --omp-guard caps is capped: started under numaguard with
+ * thread variables (its guard), or all of them set by hand. A launcher's
+ * lone preset (torchrun's OMP_NUM_THREADS=1) leaves the other pools open. */
+static int fully_capped(const ng_proc_view *v)
+{
+    unsigned set = 0, all = 0;
+    for (const char *c = v->thread_caps; *c; c++)
+        set += *c == '=';
+    for (const char *const *n = ng_default_thread_vars; *n; n++)
+        all++;
+    return (v->numaguard_started && set) || set >= all;
+}
+
+/* More threads than cores, few runnable: advice only when the process
+ * does not follow it already. */
+static void judge_pool(ng_proc_view *v)
 {
     char cap[80];
-    if (v->runnable > v->cores) {
-        ng_note(&v->warnings, "oversubscribed: %u runnable threads on %u core(s)", v->runnable,
-                v->cores);
-    } else if (v->threads > v->cores && !v->thread_caps[0]) {
+    first_cap(v->thread_caps, cap, sizeof cap);
+    if (!v->thread_caps[0])
         ng_note(&v->warnings, "%u threads for %u core(s), %u runnable now: idle pool threads? "
                 "cap OMP_NUM_THREADS & co (--omp-guard)", v->threads, v->cores, v->runnable);
-    } else if (v->threads > v->cores) {
-        /* Caps already set (--omp-guard or the user): no advice to set them. */
-        first_cap(v->thread_caps, cap, sizeof cap);
+    else if (!fully_capped(v))
+        ng_note(&v->warnings, "%u threads for %u core(s), %u runnable now: idle pool threads? "
+                "%s caps only some pools (--omp-guard caps the others)", v->threads, v->cores,
+                v->runnable, cap);
+    else
         ng_note(&v->warnings, "%u threads for %u core(s), %u runnable now: idle pool threads? "
                 "(thread caps already set: %s)", v->threads, v->cores, v->runnable, cap);
-    }
+}
+
+static void judge_threads(ng_proc_view *v)
+{
+    if (v->runnable > v->cores)
+        ng_note(&v->warnings, "oversubscribed: %u runnable threads on %u core(s)", v->runnable,
+                v->cores);
+    else if (v->threads > v->cores)
+        judge_pool(v);
     judge_caps(v);
 }
 

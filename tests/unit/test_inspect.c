@@ -275,12 +275,16 @@ static void test_single_process(void)
 static void test_advice(void)
 {
     reset_tree();
-    int pids[3] = {900, 910, 920};
+    int pids[5] = {900, 910, 920, 930, 940};
     simple_proc(900, "0-1", 6, 'S', 0, "PATH=/bin");
     simple_proc(910, "0-1", 6, 'S', 0,
                 "OMP_NUM_THREADS=2|MKL_NUM_THREADS=2|NUMAGUARD_POLICY=local|NUMAGUARD_CPUS=0-1");
     simple_proc(920, "0-1", 2, 'S', 0, "OMP_NUM_THREADS=8");
-    ng_inspection *ins = inspect(pids, 3);
+    simple_proc(930, "0-1", 6, 'S', 0, "OMP_NUM_THREADS=1|LOCAL_RANK=0|LOCAL_WORLD_SIZE=1");
+    simple_proc(940, "0-1", 6, 'S', 0,
+                "OMP_NUM_THREADS=2|MKL_NUM_THREADS=2|OPENBLAS_NUM_THREADS=2|BLIS_NUM_THREADS=2|"
+                "VECLIB_MAXIMUM_THREADS=2|NUMEXPR_NUM_THREADS=2|NUMBA_NUM_THREADS=2");
+    ng_inspection *ins = inspect(pids, 5);
     if (!ok(ins != NULL, "advice: inspected"))
         return;
     const ng_proc_view *plain = ng_inspection_proc(ins, 0), *guarded = ng_inspection_proc(ins, 1),
@@ -300,6 +304,15 @@ static void test_advice(void)
     ok(preset->warnings.n == 1 &&
        notes_have(&preset->warnings, "OMP_NUM_THREADS=8 asks for more threads than the 2 core(s)"),
        "OMP_NUM_THREADS=8 on 2 cores: told the preset is too high");
+    const ng_proc_view *torchrun = ng_inspection_proc(ins, 3), *byhand = ng_inspection_proc(ins, 4);
+    show_notes("torchrun", &torchrun->warnings);
+    ok(torchrun->warnings.n == 1 &&
+       notes_have(&torchrun->warnings, "idle pool threads? OMP_NUM_THREADS=1 caps only some pools "
+                  "(--omp-guard caps the others)"),
+       "torchrun's lone OMP_NUM_THREADS=1: the other pools are still open, said so");
+    ok(byhand->warnings.n == 1 && !notes_have(&byhand->warnings, "--omp-guard") &&
+       notes_have(&byhand->warnings, "(thread caps already set: OMP_NUM_THREADS=2)"),
+       "every pool capped by hand: no --omp-guard advice");
     ng_inspection_free(ins);
 }
 
