@@ -2,12 +2,19 @@
 #   make            library, CLI and (when Slurm headers exist) the SPANK plugin
 #   make check      install missing Debian packages, build, run every test
 #   make demo       private local Slurm with the plugin, real srun jobs
-#   make install    PREFIX, DESTDIR, SLURM_PLUGIN_DIR honoured
+#   make install    PREFIX, BINDIR, LIBDIR, INCLUDEDIR, DESTDIR and
+#                   SLURM_PLUGIN_DIR honoured; `make uninstall` removes it
+#   CPPFLAGS, CFLAGS and LDFLAGS from the environment are honoured
+#                   (Debian's hardening flags, FORTIFY included)
 #   make SAN=1 ...  build with ASan+UBSan into build-san/
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR ?=
 SLURM_INCLUDE ?= /usr/include
 SLURM_PLUGIN_DIR ?= $(firstword $(wildcard /usr/lib/*-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm /usr/local/lib/slurm) $(PREFIX)/lib/slurm)
@@ -21,7 +28,10 @@ SANFLAGS =
 endif
 
 NG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -Ilib $(SANFLAGS)
-NG_LIBS   = -lhwloc -lnuma -ldl
+# Nothing of numaguard calls libnuma (memory policies go through syscall());
+# only the test helpers and tests do, to read back what was applied.
+NG_LIBS   = -lhwloc -ldl
+NG_TEST_LIBS = $(NG_LIBS) -lnuma
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard lib/*.c))
@@ -42,14 +52,14 @@ ifeq ($(HAVE_SPANK),1)
 TARGETS += $(BUILD)/numaguard.so
 endif
 
-.PHONY: all deps check test tests demo install clean bench check-vm
+.PHONY: all deps check test tests demo install uninstall clean bench check-vm
 all: $(TARGETS)
 
 HEADERS := $(wildcard lib/*.h spank/*.h tools/*.h)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(NG_CFLAGS) -I$(SLURM_INCLUDE) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -I$(SLURM_INCLUDE) -c $< -o $@
 
 $(BUILD)/libnumaguard.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -58,17 +68,19 @@ $(BUILD)/libnumaguard.a: $(LIB_OBJS)
 $(BUILD)/numaguard: $(TOOL_OBJS) $(BUILD)/libnumaguard.a
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(BUILD)/libnumaguard.a $(NG_LIBS)
 
-# The plugin links the library objects in (no shared libnumaguard to install).
-$(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $(SPANK_OBJS) $(LIB_OBJS) $(NG_LIBS)
+# The plugin links the library objects in (no shared libnumaguard to install)
+# and exports only the SPANK symbols (spank/numaguard.map).
+$(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS) spank/numaguard.map
+	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
+	    -o $@ $(SPANK_OBJS) $(LIB_OBJS) $(NG_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libnumaguard.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_LIBS) $(SANFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_TEST_LIBS) $(SANFLAGS)
 
 $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_LIBS) $(SANFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_TEST_LIBS) $(SANFLAGS)
 
 # Helpers named omp_*.c are OpenMP programs (libgomp), not numaguard users.
 $(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
@@ -97,15 +109,20 @@ check-vm: deps
 	@$(MAKE) --no-print-directory all tests
 	@BUILD=$(BUILD) NG_TESTS=t-vm sh tests/run-all.sh
 
-install: all install-man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
-	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(PREFIX)/bin/numaguard
-	install -m 644 lib/numaguard.h $(DESTDIR)$(PREFIX)/include/numaguard.h
-	install -m 644 $(BUILD)/libnumaguard.a $(DESTDIR)$(PREFIX)/lib/libnumaguard.a
+install: all install-man install-pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)
+	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(BINDIR)/numaguard
+	install -m 644 lib/numaguard.h $(DESTDIR)$(INCLUDEDIR)/numaguard.h
+	install -m 644 $(BUILD)/libnumaguard.a $(DESTDIR)$(LIBDIR)/libnumaguard.a
 ifeq ($(HAVE_SPANK),1)
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR)
 	install -m 755 $(BUILD)/numaguard.so $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
 endif
+
+# Same variables as install; removes only the files install put there.
+uninstall: uninstall-man uninstall-pc
+	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
+	    $(DESTDIR)$(LIBDIR)/libnumaguard.a $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
 
 clean:
 	rm -rf build build-san

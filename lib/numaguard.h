@@ -23,9 +23,25 @@
  *    object and stay valid until it is freed.
  *  - Every string that comes from a user, an admin or a file is bounded:
  *    see NG_MAX_* below.
+ *
+ * Building against it: libnumaguard is a static library that uses hwloc, so
+ * link with `-lnumaguard -lhwloc -ldl`, or take both lines from pkg-config:
+ *     cc $(pkg-config --cflags numaguard) app.c $(pkg-config --libs numaguard)
  */
 #ifndef NUMAGUARD_H
 #define NUMAGUARD_H
+
+/** Release of this header and library (also debian/changelog, the RPM
+ *  spec and numaguard.pc; `numaguard --version` prints it). */
+#define NUMAGUARD_VERSION_MAJOR 0
+#define NUMAGUARD_VERSION_MINOR 1
+#define NUMAGUARD_VERSION_PATCH 0
+#define NUMAGUARD_VERSION "0.1.0"
+/** For #if tests: NUMAGUARD_VERSION_NUMBER >= NUMAGUARD_VERSION_NUM(0, 2, 0). */
+#define NUMAGUARD_VERSION_NUM(a, b, c) (((a) << 16) | ((b) << 8) | (c))
+#define NUMAGUARD_VERSION_NUMBER                                                  \
+    NUMAGUARD_VERSION_NUM(NUMAGUARD_VERSION_MAJOR, NUMAGUARD_VERSION_MINOR,       \
+                          NUMAGUARD_VERSION_PATCH)
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,12 +4,16 @@
 #   make install-man   man/numaguard.1 and man/numaguard.8 into
 #                      $(DESTDIR)$(MANDIR)/man1, man8 (MANDIR default
 #                      $(PREFIX)/share/man); `make install` should depend on it
+#   make uninstall-man the same pages removed
+#   make install-pc    numaguard.pc (packaging/numaguard.pc.in) into
+#                      $(DESTDIR)$(PKGCONFIGDIR) (default $(LIBDIR)/pkgconfig)
 #   make man-lint      groff -man -ww -z on both pages (no output = clean)
 #   make deb           binary .debs (dpkg-buildpackage, debhelper) built in a
 #                      copy of the tree under $(BUILD)/deb/src; the .debs land
 #                      in $(BUILD)/deb/
 #   make rpm           binary RPM from packaging/numaguard.spec (rpmbuild)
-#                      into $(BUILD)/rpm/RPMS/
+#                      into $(BUILD)/rpm/RPMS/; RPMBUILD_FLAGS=--nodeps where
+#                      the build dependencies are Debian packages, not RPMs
 #
 # Debian packages needed: debhelper, dpkg-dev (deb), groff-base (man-lint),
 # rpm (rpm).
@@ -21,12 +25,26 @@ PKG_SRC     = $(BUILD)/deb/src/numaguard-$(NG_VERSION)
 PKG_EXCLUDES = --exclude=./.git --exclude='./build*' --exclude=./debian/tmp \
                --exclude=./debian/numaguard --exclude=./debian/libnumaguard-dev
 
-.PHONY: install-man man-lint deb rpm
+.PHONY: install-man uninstall-man install-pc uninstall-pc man-lint deb rpm
 
 install-man:
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 man/numaguard.1 $(DESTDIR)$(MANDIR)/man1/numaguard.1
 	install -m 644 man/numaguard.8 $(DESTDIR)$(MANDIR)/man8/numaguard.8
+
+uninstall-man:
+	rm -f $(DESTDIR)$(MANDIR)/man1/numaguard.1 $(DESTDIR)$(MANDIR)/man8/numaguard.8
+
+# Filled in at install time: PREFIX/LIBDIR may differ from build to install.
+install-pc:
+	install -d $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(NG_VERSION)|' \
+	    packaging/numaguard.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/numaguard.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/numaguard.pc
+
+uninstall-pc:
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/numaguard.pc
 
 man-lint:
 	@for m in man/numaguard.1 man/numaguard.8; do \
@@ -45,5 +63,5 @@ rpm:
 	rm -rf $(BUILD)/rpm && mkdir -p $(BUILD)/rpm/SOURCES
 	tar -czf $(BUILD)/rpm/SOURCES/numaguard-$(NG_VERSION).tar.gz $(PKG_EXCLUDES) \
 	    --transform 's,^\.,numaguard-$(NG_VERSION),' .
-	rpmbuild -bb --define "_topdir $(abspath $(BUILD))/rpm" \
+	rpmbuild -bb $(RPMBUILD_FLAGS) --define "_topdir $(abspath $(BUILD))/rpm" \
 	    --define "ng_version $(NG_VERSION)" packaging/numaguard.spec

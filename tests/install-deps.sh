@@ -9,7 +9,7 @@
 set -e
 pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
 libhwloc-plugins libslurm-dev slurmctld slurmd slurm-client munge python3
-debhelper dpkg-dev groff-base
+debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind
 openmpi-bin mpich"

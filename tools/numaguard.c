@@ -3,11 +3,20 @@
  *   numaguard plan --tasks N [...] [--json]
  *   numaguard exec [options] -- CMD [ARGS...]
  *   numaguard check [--pid P ... | --all-mine] [--json]
+ *   numaguard --version
  */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <string.h>
+
+/* The Slurm headers of this build (the same ones the SPANK plugin was
+ * compiled against, when it was built). */
+#if defined(__has_include)
+#if __has_include(<slurm/slurm_version.h>)
+#include <slurm/slurm_version.h>
+#endif
+#endif
 
 static const char usage[] =
     "usage: numaguard <command> [options]\n"
@@ -17,7 +26,28 @@ static const char usage[] =
     "  exec   place this rank (torchrun, mpirun, workstation) and run a command\n"
     "  check  CPU, memory and thread placement of running processes\n"
     "common options: --topology FILE (hwloc XML instead of this machine), --json\n"
-    "run 'numaguard <command> --help' for the command's options\n";
+    "run 'numaguard <command> --help' for the command's options,\n"
+    "'numaguard --version' for the versions of numaguard, Slurm and hwloc\n";
+
+/* numaguard's release, the Slurm release the plugin was built for (it
+ * loads only into that major release) and hwloc's, built and running. */
+static int print_version(void)
+{
+    unsigned hw = hwloc_get_api_version();
+    printf("numaguard %s\n", NUMAGUARD_VERSION);
+#ifdef SLURM_VERSION_NUMBER
+    printf("slurm %u.%02u.%u (SPANK plugin built against these headers; it loads only into "
+           "Slurm %u.%02u)\n", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+           SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER),
+           SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+#else
+    printf("slurm none (built without Slurm headers: no SPANK plugin)\n");
+#endif
+    printf("hwloc API %u.%u.%u built, %u.%u.%u running\n", HWLOC_API_VERSION >> 16,
+           (HWLOC_API_VERSION >> 8) & 0xff, HWLOC_API_VERSION & 0xff, hw >> 16, (hw >> 8) & 0xff,
+           hw & 0xff);
+    return 0;
+}
 
 int cli_error(int code, const char *fmt, ...)
 {
@@ -50,6 +80,8 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+        return print_version();
     if (!strcmp(argv[1], "topo"))
         return cmd_topo(argc - 1, argv + 1);
     if (!strcmp(argv[1], "plan"))

@@ -38,6 +38,116 @@ ngt_is "$("$ROOT/usr/bin/numaguard" topo --json | python3 -c 'import json,sys; p
 ngt_like "$(zcat "$ROOT/usr/share/man/man1/numaguard.1.gz" | groff -man -Tascii -P-cbou 2>&1 | grep -m1 'numaguard exec')" \
     'numaguard exec' "installed numaguard(1) renders"
 
+# --- package quality: lintian, hardening, docs, clean install/remove -----
+DEV=$(ls "$NGT_BUILD"/deb/libnumaguard-dev_*.deb 2>/dev/null | head -1)
+if command -v lintian >/dev/null 2>&1; then
+    lint=$(lintian --pedantic -I -E --tag-display-limit 0 "$DEB" "$DEV" 2>&1 | grep -v 'running with root privileges')
+    printf '%s\n' "$lint" | sed '/^$/d; s/^/# lintian: /'
+    ngt_is "$lint" "" "lintian --pedantic -I -E: no tags on either .deb"
+else
+    ngt_ok 0 "lintian --pedantic # SKIP lintian not installed"
+fi
+for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so"; do
+    # FORTIFY: the Debian build's CPPFLAGS reached the compiler.
+    chk=$(readelf --dyn-syms -W "$ROOT/$f" | grep -oE '__[a-z_]+_chk' | sort -u | tr '\n' ' ')
+    ngt_like "$chk" '__[a-z]+_chk' "/$f calls FORTIFY's checked functions ($chk)"
+    if command -v hardening-check >/dev/null 2>&1; then
+        hc=$(hardening-check "$ROOT/$f")
+        printf '%s\n' "$hc" | sed 's/^/# /'
+        for want in "Stack protected: yes" "Fortify Source functions: yes" \
+                    "Read-only relocations: yes" "Immediate binding: yes"; do
+            ngt_like "$hc" "$want" "hardening-check /$f: $want"
+        done
+    fi
+done
+# Every relative link of the installed docs leads to an installed file.
+broken=$(python3 - "$ROOT/usr/share/doc/numaguard" <<'PY'
+import os, re, sys
+top = sys.argv[1]
+for d, _, files in os.walk(top):
+    for f in files:
+        if not f.endswith(".md"):
+            continue
+        for t in re.findall(r"\]\(([^)\s]+)\)", open(os.path.join(d, f)).read()):
+            t = t.split("#")[0]
+            if t and "://" not in t and not os.path.exists(os.path.join(d, t)):
+                print(os.path.relpath(os.path.join(d, f), top), "->", t)
+PY
+)
+ngt_is "$broken" "" "installed docs: every relative link resolves (README -> docs/*.md -> each other)"
+ngt_ok "$(test -f "$ROOT/usr/share/doc/numaguard/docs/security.md" &&
+          test -f "$ROOT/usr/share/doc/numaguard/docs/hardening.md" &&
+          test -f "$ROOT/usr/share/doc/numaguard/docs/performance.md"; echo $?)" \
+    "security, hardening and performance guides shipped"
+ngt_like "$(cat "$ROOT/usr/share/doc/numaguard/copyright")" "Permission is hereby granted" \
+    "copyright holds the license notice"
+
+# dpkg into a fresh root (own admin dir; the dependencies are not there)
+# and out again: installed, then nothing left behind.
+FR=$NGC_DIR/fresh
+mkdir -p "$FR/var/lib/dpkg/info" "$FR/var/lib/dpkg/updates"
+: >"$FR/var/lib/dpkg/status"
+dpkg --root="$FR" --force-depends -i "$DEB" "$DEV" >"$NGT_OUT/dpkg-i.log" 2>&1
+ngt_ok $? "dpkg --root: both packages install into a fresh root"
+ngt_is "$(dpkg-query --root="$FR" -W -f='${Package} ${Status}\n' 2>/dev/null | sort | tr '\n' ';')" \
+    "libnumaguard-dev install ok installed;numaguard install ok installed;" "dpkg --root: both installed"
+pc="$FR/usr/lib/$MA/pkgconfig"
+libs=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config --libs numaguard 2>&1)
+ngt_like "$libs" "-lnumaguard .*-lhwloc" "pkg-config --libs numaguard names hwloc ($libs)"
+ngt_is "$(PKG_CONFIG_PATH=$pc pkg-config --modversion numaguard 2>&1)" \
+    "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h)" "numaguard.pc version = numaguard.h"
+cat >"$NGT_OUT/app.c" <<'C'
+#include <numaguard.h>
+#include <stdio.h>
+int main(void)
+{
+#if NUMAGUARD_VERSION_NUMBER < NUMAGUARD_VERSION_NUM(0, 1, 0)
+#error too old
+#endif
+    printf("%s %s\n", NUMAGUARD_VERSION, ng_mem_kind_name(NG_MEM_HBM));
+    return 0;
+}
+C
+# shellcheck disable=SC2046
+cc -o "$NGT_OUT/app" "$NGT_OUT/app.c" $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
+    --cflags numaguard) $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
+    --libs numaguard) >"$NGT_OUT/app.log" 2>&1
+ngt_is "$("$NGT_OUT/app" 2>&1)" "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h) HBM" \
+    "a program built with pkg-config against the installed -dev package runs"
+dpkg --root="$FR" --force-depends -P numaguard libnumaguard-dev >"$NGT_OUT/dpkg-P.log" 2>&1
+ngt_ok $? "dpkg --root -P: both packages purge"
+ngt_is "$(cd "$FR" && find . -mindepth 1 -not -path './var/lib/dpkg*' -not -path ./var/lib -not -path ./var)" "" \
+    "nothing left in the fresh root after the purge"
+
+# make install / make uninstall with DESTDIR, PREFIX, LIBDIR: the same files out again.
+D=$NGC_DIR/destdir
+iv=(BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/ng LIBDIR=/opt/ng/lib64 SLURM_PLUGIN_DIR=/opt/ng/slurm)
+make --no-print-directory "${iv[@]}" install >"$NGT_OUT/install.log" 2>&1
+ngt_ok $? "make install DESTDIR PREFIX LIBDIR"
+ngt_is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" \
+    "./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 ./opt/ng/slurm/numaguard.so " \
+    "make install: files where PREFIX/LIBDIR say"
+ngt_like "$(cat "$D/opt/ng/lib64/pkgconfig/numaguard.pc")" "libdir=/opt/ng/lib64" "numaguard.pc names LIBDIR"
+make --no-print-directory "${iv[@]}" uninstall >>"$NGT_OUT/install.log" 2>&1
+ngt_ok $? "make uninstall"
+ngt_is "$(cd "$D" && find . -type f)" "" "make uninstall removes every installed file"
+
+# The RPM (rpmbuild from Debian's rpm package; the build dependencies are
+# Debian packages here, hence --nodeps).
+if command -v rpmbuild >/dev/null 2>&1; then
+    make --no-print-directory BUILD="$BUILD" rpm RPMBUILD_FLAGS=--nodeps >"$NGT_OUT/rpm.log" 2>&1
+    ngt_ok $? "make rpm (rpmbuild -bb)"
+    RPM=$(ls "$NGT_BUILD"/rpm/RPMS/*/numaguard-[0-9]*.rpm 2>/dev/null | head -1)
+    RDEV=$(ls "$NGT_BUILD"/rpm/RPMS/*/numaguard-devel-*.rpm 2>/dev/null | head -1)
+    ngt_like "$(rpm -qp --requires "$RPM" 2>/dev/null | tr '\n' ';')" \
+        'slurm\([^)]*\) >= [0-9]+\.[0-9]+;slurm\([^)]*\) < [0-9]+\.[0-9]+;' \
+        "RPM requires a Slurm major-release range"
+    ngt_like "$(rpm -qpl "$RDEV" 2>/dev/null | tr '\n' ' ')" "$(rpm --eval '%{_libdir}')/libnumaguard.a" \
+        "RPM -devel installs into %{_libdir}"
+else
+    ngt_ok 0 "make rpm # SKIP rpmbuild not installed"
+fi
+
 # --- the installed plugin in a real Slurm ---
 NGT_PLUGIN=$ROOT/usr/lib/$MA/slurm-wlm/numaguard.so
 NGC_PLUGSTACK="required $NGT_PLUGIN allowed_policies=local,prefer,interleave,none"

@@ -1,0 +1,66 @@
+#!/bin/sh
+# What the shipped binaries expose and link (issue 13):
+#   - numaguard.so exports only what Slurm's SPANK loader looks up
+#     (spank/numaguard.map): plugin_name, plugin_type, plugin_version,
+#     spank_plugin_version, the optional spank_options table and the
+#     slurm_spank_* callbacks; in particular no writable data (test-hook
+#     function pointers) and no library function another plugin could clash
+#     with or interpose;
+#   - neither the plugin nor the CLI needs libnuma at run time (nothing of
+#     numaguard calls it; the test helpers do);
+#   - numaguard --version agrees with numaguard.h and debian/changelog.
+# Loading the plugin in a real Slurm is covered by every tests/slurm suite.
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/../.." || exit 2
+n=0
+failed=0
+ok() { # STATUS DESC
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+
+so=$BUILD/numaguard.so
+cli=$BUILD/numaguard
+if [ ! -f "$so" ] || [ ! -x "$cli" ]; then
+    echo "1..0 # SKIP $so or $cli not built (make all; the plugin needs Slurm headers)"
+    exit 0
+fi
+
+syms=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
+echo "$syms" | sed 's/^/# exported: /'
+odd=$(echo "$syms" | grep -Ev '^(plugin_name|plugin_type|plugin_version|spank_plugin_version|spank_options|slurm_spank_[a-z_]+)$')
+ok "$([ -z "$odd" ]; echo $?)" "numaguard.so exports only SPANK symbols ($(echo "$syms" | wc -l) exported)"
+[ -z "$odd" ] || echo "$odd" | sed 's/^/#   unexpected: /'
+for s in plugin_name plugin_type plugin_version slurm_spank_init slurm_spank_user_init \
+         slurm_spank_task_init; do
+    echo "$syms" | grep -qx "$s"
+    ok $? "numaguard.so exports $s"
+done
+writable=$(nm -D --defined-only "$so" | awk '$2 ~ /^[BDbdGgSs]$/ {print $3}')
+ok "$([ -z "$writable" ]; echo $?)" "no writable data exported (test hooks stay local)"
+[ -z "$writable" ] || echo "$writable" | sed 's/^/#   writable: /'
+
+for f in "$so" "$cli"; do
+    needed=$(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+    echo "# $f needs: $needed"
+    case " $needed " in *" libnuma.so"*) r=1 ;; *) r=0 ;; esac
+    ok $r "$(basename "$f") does not link libnuma"
+    echo "$needed" | grep -q 'libhwloc\.so'
+    ok $? "$(basename "$f") links libhwloc"
+done
+
+hdr=$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h)
+num=$(awk '/^#define NUMAGUARD_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' lib/numaguard.h)
+deb=$(head -1 debian/changelog | sed 's/.*(\([^)-]*\).*/\1/')
+cliv=$("$cli" --version | sed -n '1s/^numaguard //p')
+ok "$([ -n "$hdr" ] && [ "$hdr" = "$num" ] && [ "$hdr" = "$deb" ] && [ "$hdr" = "$cliv" ]; echo $?)" \
+    "one version everywhere: numaguard.h $hdr ($num), debian/changelog $deb, numaguard --version $cliv"
+if [ -f /usr/include/slurm/slurm_version.h ]; then
+    v=$(sed -n 's/.*define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\).*/\1/p' /usr/include/slurm/slurm_version.h)
+    want=$(printf '%d.%02d.%d' $((v >> 16)) $(((v >> 8) & 255)) $((v & 255)))
+    "$cli" --version | grep -q "^slurm $want "
+    ok $? "numaguard --version names the Slurm the plugin was built for ($want)"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
