@@ -20,35 +20,9 @@
 /* Notes and escaping                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char hexdigits[] = "0123456789abcdef";
-
-/* Printable copy: bytes outside 0x20..0x7e (and the backslash when
- * @p backslash) become \xNN. Returns the length. */
-static size_t printable(const char *s, char *out, size_t len, int backslash)
-{
-    size_t o = 0;
-    if (!len)
-        return 0;
-    for (; s && *s && o + 1 < len; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c < 0x7f && (c != '\\' || !backslash)) {
-            out[o++] = (char)c;
-            continue;
-        }
-        if (o + 5 > len)
-            break;
-        out[o++] = '\\';
-        out[o++] = 'x';
-        out[o++] = hexdigits[c >> 4];
-        out[o++] = hexdigits[c & 15];
-    }
-    out[o] = '\0';
-    return o;
-}
-
 size_t ng_text_escape(const char *s, char *out, size_t len)
 {
-    return printable(s, out, len, 1);
+    return ng_escape_bytes(s, s ? strlen(s) : 0, out, len, NG_ESC_BACKSLASH);
 }
 
 /* Notes are our sentences with values from /proc inside; the backslash is
@@ -62,7 +36,7 @@ void ng_note(ng_notes *notes, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    printable(raw, notes->text[notes->n++], NG_NOTE_LEN, 0);
+    ng_escape_bytes(raw, strlen(raw), notes->text[notes->n++], NG_NOTE_LEN, 0);
 }
 
 unsigned ng_set_cores(const ng_topology *topo, hwloc_const_bitmap_t set)

@@ -33,6 +33,14 @@ int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
  *  escapes, no newlines); at most 64 bytes, then "...". */
 void ng_show_bytes(const char *s, size_t n, char *out, size_t len);
 
+/** Flags of ng_escape_bytes: also escape the backslash / the quote. */
+enum { NG_ESC_BACKSLASH = 1u << 0, NG_ESC_QUOTE = 1u << 1 };
+
+/** s[0..n) as printable text (util.c holds the one rule): bytes outside
+ *  0x20..0x7e, and per @p flags the backslash and the quote, become \xNN;
+ *  stops before an escape that would not fit. Returns the length. */
+size_t ng_escape_bytes(const char *s, size_t n, char *out, size_t len, unsigned flags);
+
 /** Convert a uint64 node mask (policy) into an hwloc nodeset. */
 void ng_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
 

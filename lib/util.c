@@ -228,27 +228,41 @@ int ng_hwloc_set_io_filters(hwloc_topology_t hw)
     return hwloc_topology_set_type_filter(hw, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 }
 
-/* Copy n bytes of s into out as printable text: bytes outside 0x20..0x7e,
- * the quote and the backslash become \xNN, so a message is always one line
- * and cannot carry terminal escapes. Longer input ends with "...". */
-void ng_show_bytes(const char *s, size_t n, char *out, size_t len)
+/* The one escaping rule for text a person reads (messages, `check`):
+ * bytes outside 0x20..0x7e become \xNN, so a line stays one line and
+ * cannot carry terminal escapes; the backslash and the quote too when
+ * asked (unambiguous values, quoted values). An escape is never cut. */
+size_t ng_escape_bytes(const char *s, size_t n, char *out, size_t len, unsigned flags)
 {
-    size_t o = 0;
     static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; s && i < n && i < NG_SHOW_MAX && o + 5 < len; i++) {
+    size_t o = 0;
+    if (!len)
+        return 0;
+    for (size_t i = 0; s && i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+        int plain = c >= 0x20 && c < 0x7f && !(c == '\\' && (flags & NG_ESC_BACKSLASH)) &&
+                    !(c == '\'' && (flags & NG_ESC_QUOTE));
+        if (o + (plain ? 1 : 4) >= len)
+            break;
+        if (plain) {
             out[o++] = (char)c;
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
+            continue;
         }
-    }
-    if (n > NG_SHOW_MAX && o + 4 < len) {
-        memcpy(out + o, "...", 3);
-        o += 3;
+        out[o++] = '\\';
+        out[o++] = 'x';
+        out[o++] = hex[c >> 4];
+        out[o++] = hex[c & 15];
     }
     out[o] = '\0';
+    return o;
+}
+
+/* At most NG_SHOW_MAX bytes of s, escaped with the backslash and the
+ * quote, then "..." when s is longer. */
+void ng_show_bytes(const char *s, size_t n, char *out, size_t len)
+{
+    size_t o = ng_escape_bytes(s, n < NG_SHOW_MAX ? n : NG_SHOW_MAX, out, len,
+                               NG_ESC_BACKSLASH | NG_ESC_QUOTE);
+    if (n > NG_SHOW_MAX && o + 4 < len)
+        memcpy(out + o, "...", 4);
 }
