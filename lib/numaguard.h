@@ -226,9 +226,11 @@ int ng_topology_from_cache(const ng_topology *topo);
  * variable is already set (an admin's choice wins). hwloc dlopens every
  * plugin when a process initialises its first topology; skipping these
  * saves ~2 ms per process (docs/performance.md). Call it before the first
- * hwloc topology of the process (e.g. in slurmstepd before
- * ng_topology_load); later it has no effect. Modifies environ: call it
- * from a single-threaded point. Returns 1 if it set the variable, else 0.
+ * hwloc topology of the process; later it has no effect. setenv() is not
+ * thread-safe, so it does nothing when the process has more than one
+ * thread: the plugin calls it in slurmd (single-threaded at SPANK init)
+ * and every slurmstepd inherits the variable. Returns 1 if it set the
+ * variable, else 0.
  */
 int ng_topology_lean_hwloc(void);
 

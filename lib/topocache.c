@@ -588,9 +588,26 @@ int ng_topology_cache_use(hwloc_topology_t hw, const char *dir, char *why, size_
     return rc;
 }
 
+/* 1 if this process has exactly one thread (/proc/self/status). */
+static int single_threaded(void)
+{
+    char text[4096];
+    if (ng_read_small_file("/proc/self/status", text, sizeof text) < 0)
+        return 0;
+    const char *t = strstr(text, "\nThreads:");
+    return t && strtol(t + 9, NULL, 10) == 1;
+}
+
+/* hwloc 2.9 reads the plugin blacklist from the environment only (no
+ * per-topology API: plugins are dlopened once per process, before any
+ * topology exists), and setenv() races with getenv() in other threads.
+ * So the variable is set only while the process is single-threaded: slurmd
+ * at its SPANK init (one thread, measured), whose environment every
+ * slurmstepd inherits. slurmstepd itself already runs 3-4 threads when
+ * SPANK calls in, and there this does nothing. */
 int ng_topology_lean_hwloc(void)
 {
-    if (getenv("HWLOC_PLUGINS_BLACKLIST"))
+    if (getenv("HWLOC_PLUGINS_BLACKLIST") || !single_threaded())
         return 0;
     return setenv("HWLOC_PLUGINS_BLACKLIST", NG_HWLOC_LEAN_PLUGINS, 0) == 0;
 }

@@ -132,6 +132,10 @@ int slurm_spank_init(spank_t sp, int argc, char **argv)
 {
     spank_context_t ctx = spank_context();
     if (ctx == S_CTX_SLURMD) {
+        /* slurmd has one thread here (slurmstepd never has): hwloc's lean
+         * plugin set goes into its environment, which every slurmstepd
+         * inherits; the cache writer below uses it too. */
+        ng_topology_lean_hwloc();
         write_topology_cache(argc, argv);
         return 0;
     }

@@ -193,9 +193,9 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     topt.xml_path = conf->topology[0] ? conf->topology : NULL;
     topt.fsroot = conf->fsroot[0] ? conf->fsroot : NULL;
     topt.cache_dir = !topt.xml_path && conf->cache_dir[0] ? conf->cache_dir : NULL;
-    /* slurmstepd is single-threaded here and has no hwloc topology yet:
-     * skip the hwloc plugins numaguard never needs (~2 ms per step). */
-    ng_topology_lean_hwloc();
+    /* hwloc's lean plugin set (~2 ms per step) is already in slurmstepd's
+     * environment, inherited from slurmd (slurm_spank_init): setenv here
+     * would race with slurmstepd's threads. */
     /* ng_topology_load, unless the admin's test_fault= says to fail it. */
     if (ng_fault_topology_load(conf->test_fault, &step->topo, &topt, err, sizeof err) < 0)
         return step_fail(step, "cannot load the topology: %s", err);

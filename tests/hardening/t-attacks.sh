@@ -9,6 +9,8 @@
 #     own cache directory (a fault: it used to hang every step in open())
 #   - a symlinked parent: a user's symlink under /tmp, and a root-owned one
 #   - identifying infos (DMI serials, product UUID) in the cache slurmd writes
+#   - (and that hwloc's plugin blacklist is set in slurmd, single-threaded,
+#     not by setenv in the multi-threaded slurmstepd)
 # Each: the cache is refused (the step says "topology discovered live" and
 # tasks get the real machine's placement), the step ends in bounded time,
 # slurmd's log names the reason once, the node is idle afterwards.
@@ -97,6 +99,29 @@ done
 [ -r /sys/class/dmi/id/product_uuid ] ||
     echo "# no DMI on this host: stripping itself is tested on real XML in test_topocache"
 urun "trusted cache" "from cache" -n 2
+# hwloc's lean plugin set is put into slurmd's environment while slurmd is
+# single-threaded (issue 13: setenv in slurmstepd raced with its threads);
+# slurmstepd inherits it, the job's tasks do not see it.
+# (/proc/PID/environ shows what a process was exec'd with: look at a
+# running step's slurmstepd of this cluster, found by its SLURM_CONF.)
+ngc_wait_idle 10
+as_user srun -D "$UDIR" -n 1 sleep 4 >/dev/null 2>&1 &
+job=$!
+stepd_env=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    sleep 0.3
+    for p in $(pgrep -x slurmstepd); do
+        e=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null)
+        printf '%s\n' "$e" | grep -qx "SLURM_CONF=$SLURM_CONF" && stepd_env=$e
+    done
+    [ -n "$stepd_env" ] && break
+done
+wait "$job"
+ngt_like "$stepd_env" "^HWLOC_PLUGINS_BLACKLIST=hwloc_gl," \
+    "slurmstepd inherits the lean hwloc plugin set from slurmd"
+ngc_wait_idle 10
+ngt_is "$(as_user srun -D "$UDIR" -n 1 --numa-policy=local sh -c 'echo "${HWLOC_PLUGINS_BLACKLIST:-unset}"' 2>&1)" \
+    unset "the job's tasks do not inherit it"
 REAL_STAMP=$(as_user cat "$RUNC/cache/topology.stamp")
 ngt_like "$REAL_STAMP" "^numaguard-topology-cache 1" "the user can read the real stamp (world-readable)"
 # Control: the user's forgery passes every content check (stamp fields, size,

@@ -9,6 +9,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <dirent.h>
@@ -519,6 +520,16 @@ static int child_minimal_parser(void)
     return good ? 0 : 1;
 }
 
+static int idle_pipe[2];
+
+/* A second thread, parked until main writes to idle_pipe. */
+static void *idle_thread(void *arg)
+{
+    char c;
+    (void)arg;
+    return read(idle_pipe[0], &c, 1) < 0 ? NULL : NULL;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -532,6 +543,8 @@ int main(int argc, char **argv)
         return child_minimal_parser();
     }
     test_strip();
+    if (pipe(idle_pipe) < 0)
+        return ok(0, "pipe"), tap_done();
     if (geteuid() != 0) {
         ok(ng_topology_cache_write("/run/ng-topocache-x", err, sizeof err) < 0 &&
            strstr(err, "only root"), "not root: no cache written (%s)", err);
@@ -576,6 +589,16 @@ int main(int argc, char **argv)
     ok(lean && ng_topology_from_cache(lean), "lean hwloc: the cache still loads (minimal parser)");
     ng_topology_free(lean);
     unsetenv("HWLOC_PLUGINS_BLACKLIST");
+    /* With a second thread (slurmstepd has 3-4), environ is left alone. */
+    pthread_t th;
+    int started = pthread_create(&th, NULL, idle_thread, NULL) == 0;
+    ok(started && ng_topology_lean_hwloc() == 0 && !getenv("HWLOC_PLUGINS_BLACKLIST"),
+       "lean hwloc: not set while another thread runs (setenv is not thread-safe)");
+    if (started) {
+        if (write(idle_pipe[1], "x", 1) < 0)
+            tap_diag("write: %s", strerror(errno));
+        pthread_join(th, NULL);
+    }
     free(saved_xml);
     free(saved_stamp);
     nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
