@@ -172,5 +172,19 @@ ngc_wait_idle 10
 out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --verbose -- true 2>&1 | grep '^numaguard: rank' | sort)
 ngt_is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0')" \
     "exec --verbose under srun: one line per rank with SLURM_PROCID"
+# srun's own binding (no --cpu-bind=none): exec keeps each rank's mask and
+# local rank 0 says how to let numaguard place the ranks.
+ngc_wait_idle 10
+bound=$(srun -n 2 sh -c 'sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status' | sort | tr '\n' ' ')
+ngc_wait_idle 10
+out=$(srun -n 2 "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j4.err" | sort)
+if [ "$bound" = "0 1 " ]; then
+    ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun-bound ranks: exec keeps Slurm's masks, 1 thread each"
+    ngt_like "$(cat "$NGT_OUT/j4.err")" '^numaguard: warning: Slurm already bound local rank 0 to CPUs 0 of the allowed 0-1: .*run srun --cpu-bind=none$' \
+        "srun-bound ranks: one warning with the fix"
+else
+    ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun without binding ($bound): exec places the ranks"
+    ngt_is "$(cat "$NGT_OUT/j4.err")" "" "... and has nothing to warn about"
+fi
 
 ngt_done
