@@ -62,5 +62,6 @@ int main(int argc, char **argv)
             printf(" cpu=%d\n", cpu);
         }
     }
+    (void)sink;   /* read once: gcc 16 (Debian sid) rejects a volatile only ever written */
     return 0;
 }
