@@ -38,7 +38,8 @@ pcmd[oldbind]="env OMP_NUM_THREADS=1 OMP_PROC_BIND=close OMP_PLACES=cores"
 pcmd[guard1]="$ng exec --omp-guard=1 --"
 pcmd[guard]="$ng exec --omp-guard --"
 pcmd[guard1bind]="$ng exec --omp-guard=1,bind --"
-porder="default omp1 oldbind guard1 guard guard1bind"
+# omp1 and guard1 (and default) next to each other: their ratios are the targets
+porder="omp1 guard1 default oldbind guard guard1bind"
 for c in $porder; do : >"$W/pool.$c"; done
 for i in $(seq "$RUNS"); do
     # every other round in reverse order: no configuration always runs first
@@ -63,7 +64,7 @@ declare -A rcmd
 rcmd[omp1]="env OMP_NUM_THREADS=1"
 rcmd[oldbind]="env OMP_NUM_THREADS=1 OMP_PROC_BIND=close OMP_PLACES=cores"
 rcmd[none]="$ng exec --numa-policy=none --omp-guard --"
-rorder="omp1 oldbind none"
+rorder="omp1 none oldbind"
 # Sum of the two ranks' regions/s (each rank prints rate=...).
 ranks() {
     # shellcheck disable=SC2086
@@ -93,7 +94,7 @@ echo "summed over the workers, median of $RUNS interleaved rounds:"
 echo
 echo "| configuration | steps/s | vs default | vs plain OMP_NUM_THREADS=1 |"
 echo "|---|---|---|---|"
-for c in $porder; do
+for c in default omp1 oldbind guard1 guard guard1bind; do
     case $c in
         default) what="default (no variables: a team of $(nproc) per worker)" ;;
         omp1) what="plain \`OMP_NUM_THREADS=1\`" ;;
@@ -116,7 +117,7 @@ if [ -n "$MPIRUN" ]; then
     echo
     echo "| configuration | regions/s (2 ranks) | vs plain OMP_NUM_THREADS=1 |"
     echo "|---|---|---|"
-    for c in $rorder; do
+    for c in omp1 oldbind none; do
         case $c in
             omp1) what="plain \`OMP_NUM_THREADS=1\`" ;;
             oldbind) what="\`OMP_NUM_THREADS=1 OMP_PROC_BIND=close OMP_PLACES=cores\` (before)" ;;
