@@ -332,6 +332,12 @@ static int env_set(void *ctx, const char *name, const char *value)
     return spank_setenv(((task_ctx *)ctx)->sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* A preset value, so the verbose line can name what --omp-guard kept. */
+static int env_get(void *ctx, const char *name, char *buf, size_t len)
+{
+    return spank_getenv(((task_ctx *)ctx)->sp, name, buf, (int)len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
 /* One line on the task's stderr (task_init runs in the task process). */
 static void task_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void task_say(const char *fmt, ...)
@@ -569,7 +575,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
                  "keeping its disjoint CPU slice (not necessarily GPU-local)\n", rank);
     int mismatch = differs;
     task_ctx tc = {sp};
-    ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc};
+    ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc, .get = env_get};
     ng_apply_result res;
     ng_fault_arm_syscalls(g_conf.test_fault);   /* tests only; nothing by default */
     int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,

@@ -157,6 +157,10 @@ ngc_wait_idle 10
 out=$(srun -n 2 --numa-policy=local --omp-guard sh -c "$show" 2>"$NGT_OUT/j1.err" | sort)
 ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "installed plugin: 2 tasks on CPUs 0 and 1, memory bound, 1 thread each"
 ngc_wait_idle 10
+OMP_NUM_THREADS=7 srun -n 2 --numa-policy=local,verbose --omp-guard true 2>"$NGT_OUT/j1k.err"
+ngt_like "$(grep -c ' threads 1 (kept OMP_NUM_THREADS=7) \[preset thread values kept (OMP_NUM_THREADS=7) disagree' "$NGT_OUT/j1k.err")" '^2$' \
+    "installed plugin: a kept OMP_NUM_THREADS=7 is named in each task's verbose line, with the > 2x warning"
+ngc_wait_idle 10
 srun -n 1 --numa-policy=weighted true 2>"$NGT_OUT/j2.err"
 rc=$?
 ngt_is "$rc" 255 "allowed_policies from plugstack.conf: weighted refused (exit 255)"
