@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #define STATUS_MAX (64 * 1024)
-#define CGROUP_MAX (16 * 1024)
 #define NUMA_MAPS_LINES (1u << 20)
 
 /* ------------------------------------------------------------------ */
@@ -59,7 +58,7 @@ static int open_proc(const char *path)
 /* Read at most len-1 bytes (NUL added). Returns the count, -1 (errno) when
  * the file cannot be opened or its first read fails (EACCES on numa_maps
  * and environ of another user's process comes at read time). */
-static long read_bounded(const char *path, char *buf, size_t len)
+long ng_read_bounded(const char *path, char *buf, size_t len)
 {
     int fd = open_proc(path);
     size_t got = 0;
@@ -84,14 +83,14 @@ static long read_bounded(const char *path, char *buf, size_t len)
     return (long)got;
 }
 
-static long read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len)
+long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len)
 {
     char path[4096];
     if (proc_file(path, sizeof path, fsroot, pid, what) < 0) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    return read_bounded(path, buf, len);
+    return ng_read_bounded(path, buf, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -135,7 +134,7 @@ static int read_status(const char *fsroot, ng_proc *p)
 {
     char *buf = malloc(STATUS_MAX);
     int rc = -1;
-    if (buf && read_pid_file(fsroot, p->v.pid, "status", buf, STATUS_MAX) >= 0)
+    if (buf && ng_read_pid_file(fsroot, p->v.pid, "status", buf, STATUS_MAX) >= 0)
         rc = parse_status(buf, p->cpus, p, &p->v.errors);
     free(buf);
     return rc;
@@ -145,7 +144,7 @@ static void read_comm(const char *fsroot, ng_proc *p)
 {
     char buf[80];
     p->v.comm[0] = '\0';
-    if (read_pid_file(fsroot, p->v.pid, "comm", buf, sizeof buf) < 0)
+    if (ng_read_pid_file(fsroot, p->v.pid, "comm", buf, sizeof buf) < 0)
         return;
     buf[strcspn(buf, "\n")] = '\0';
     ng_strlcpy(p->v.comm, buf, sizeof p->v.comm);
@@ -200,7 +199,7 @@ static void read_thread(const char *fsroot, ng_proc *p, int tid, char *buf)
 {
     char what[48];
     snprintf(what, sizeof what, "task/%d/stat", tid);
-    if (read_pid_file(fsroot, p->v.pid, what, buf, 1024) < 0)
+    if (ng_read_pid_file(fsroot, p->v.pid, what, buf, 1024) < 0)
         return;   /* the thread exited meanwhile */
     ng_thread_view tv = {.tid = tid};
     parse_stat(buf, &tv);
@@ -213,7 +212,7 @@ static void read_thread(const char *fsroot, ng_proc *p, int tid, char *buf)
     tv.cpus = cpus;
     *t = tv;
     snprintf(what, sizeof what, "task/%d/status", tid);
-    if (read_pid_file(fsroot, p->v.pid, what, buf, STATUS_MAX) < 0 ||
+    if (ng_read_pid_file(fsroot, p->v.pid, what, buf, STATUS_MAX) < 0 ||
         parse_status(buf, cpus, NULL, NULL) < 0)
         hwloc_bitmap_copy(cpus, p->cpus);   /* unreadable: the process's mask */
 }
@@ -251,13 +250,17 @@ static void read_threads(const char *fsroot, ng_proc *p)
         qsort(p->threads, p->v.n_thread_views, sizeof *p->threads, cmp_tid);
 }
 
-static void count_cores(const ng_topology *topo, ng_proc *p)
+/* Bound = narrower than what the process may use: its cgroup's cpuset
+ * (a job's CPUs under Slurm's task/cgroup), else the topology's allowed
+ * CPUs. A batch script's shell has the whole job cpuset: not bound. */
+static void count_cores(const ng_topology *topo, const char *fsroot, ng_proc *p)
 {
     int w = hwloc_bitmap_weight(p->cpus);
     p->v.pus = w > 0 ? (unsigned)w : 0;
     p->v.cores = ng_set_cores(topo, p->cpus);
-    p->v.bound = !hwloc_bitmap_iszero(p->cpus) &&
-                 !hwloc_bitmap_isincluded(ng_topology_allowed_cpus(topo), p->cpus);
+    if (ng_cgroup_cpus(fsroot, p->v.pid, p->allowed) < 0)
+        hwloc_bitmap_copy(p->allowed, ng_topology_allowed_cpus(topo));
+    p->v.bound = !hwloc_bitmap_iszero(p->cpus) && !hwloc_bitmap_isincluded(p->allowed, p->cpus);
     for (unsigned i = 0; i < ng_topology_numa_count(topo); i++) {
         const ng_numa_info *n = ng_topology_numa(topo, i);
         if (n->has_cpus && hwloc_bitmap_intersects(n->cpus, p->cpus))
@@ -432,30 +435,6 @@ const char *ng_env_block_get(const char *blk, size_t len, const char *name)
     return NULL;
 }
 
-/* "job_<digits>" as a whole component of a cgroup path; copies the id. */
-static int job_in_path(const char *path, char *id, size_t len)
-{
-    for (const char *c = strstr(path, "/job_"); c; c = strstr(c + 1, "/job_")) {
-        const char *d = c + 5;
-        size_t n = strspn(d, "0123456789");
-        if (n && n < len && n <= 20 && (d[n] == '/' || d[n] == '\n' || d[n] == '\0')) {
-            memcpy(id, d, n);
-            id[n] = '\0';
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* The Slurm job of a process from its cgroup (every hierarchy line). */
-static int job_from_cgroup(const char *fsroot, int pid, char *id, size_t len)
-{
-    char buf[CGROUP_MAX];
-    if (read_pid_file(fsroot, pid, "cgroup", buf, sizeof buf) < 0)
-        return -1;
-    return job_in_path(buf, id, len);
-}
-
 /* The job id of SLURM_JOB_ID when it is 1-20 digits. */
 static int job_from_env(const char *blk, size_t len, char *id, size_t idlen)
 {
@@ -471,7 +450,7 @@ static int job_from_env(const char *blk, size_t len, char *id, size_t idlen)
 static char *read_environ(const char *fsroot, int pid, size_t *len)
 {
     char *blk = malloc(NG_ENVIRON_MAX);
-    long n = blk ? read_pid_file(fsroot, pid, "environ", blk, NG_ENVIRON_MAX) : -1;
+    long n = blk ? ng_read_pid_file(fsroot, pid, "environ", blk, NG_ENVIRON_MAX) : -1;
     if (n < 0) {
         free(blk);
         return NULL;
@@ -508,7 +487,7 @@ static void read_thread_caps(const char *blk, size_t len, ng_proc *p)
 static int user_space(const char *fsroot, int pid)
 {
     char c[2];
-    return read_pid_file(fsroot, pid, "cmdline", c, sizeof c) > 0;
+    return ng_read_pid_file(fsroot, pid, "cmdline", c, sizeof c) > 0;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -559,7 +538,7 @@ int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
 static int in_job(const char *fsroot, int pid, const void *arg)
 {
     char id[24] = "", comm[32];
-    if (job_from_cgroup(fsroot, pid, id, sizeof id) < 0) {
+    if (ng_cgroup_job(fsroot, pid, id, sizeof id) < 0) {
         size_t len;
         char *blk = read_environ(fsroot, pid, &len);
         if (blk)
@@ -568,7 +547,7 @@ static int in_job(const char *fsroot, int pid, const void *arg)
     }
     if (strcmp(id, (const char *)arg) != 0)
         return 0;
-    if (read_pid_file(fsroot, pid, "comm", comm, sizeof comm) < 0)
+    if (ng_read_pid_file(fsroot, pid, "comm", comm, sizeof comm) < 0)
         return 0;
     return strcmp(comm, "slurmstepd\n") != 0;
 }
@@ -606,7 +585,7 @@ static void read_environment(const ng_topology *topo, const char *fsroot, ng_pro
 {
     size_t len = 0;
     char *blk = read_environ(fsroot, p->v.pid, &len);
-    if (job_from_cgroup(fsroot, p->v.pid, p->v.job_id, sizeof p->v.job_id) < 0 && blk)
+    if (ng_cgroup_job(fsroot, p->v.pid, p->v.job_id, sizeof p->v.job_id) < 0 && blk)
         job_from_env(blk, len, p->v.job_id, sizeof p->v.job_id);
     if (!blk) {
         ng_strlcpy(p->v.gpu_source, "environ unreadable", sizeof p->v.gpu_source);
@@ -630,7 +609,7 @@ static void inspect_one(const ng_topology *topo, const char *fsroot, ng_proc *p)
     }
     read_comm(fsroot, p);
     read_threads(fsroot, p);
-    count_cores(topo, p);
+    count_cores(topo, fsroot, p);
     read_numa_maps(fsroot, p);
     read_environment(topo, fsroot, p);
     p->v.cpu_local_bytes = bytes_on(p, p->cpu_nodes);
@@ -649,7 +628,8 @@ static int proc_init(ng_proc *p, int pid)
     p->cpu_nodes = hwloc_bitmap_alloc();
     p->policy_nodes = hwloc_bitmap_alloc();
     p->gpu_nodes = hwloc_bitmap_alloc();
-    return p->cpus && p->cpu_nodes && p->policy_nodes && p->gpu_nodes ? 0 : -1;
+    p->allowed = hwloc_bitmap_alloc();
+    return p->cpus && p->cpu_nodes && p->policy_nodes && p->gpu_nodes && p->allowed ? 0 : -1;
 }
 
 /* Point the view at the storage (after every realloc is done). */
@@ -659,6 +639,7 @@ static void proc_publish(ng_proc *p)
     p->v.cpu_nodes = p->cpu_nodes;
     p->v.mem_policy_nodes = p->policy_nodes;
     p->v.gpu_nodes = p->gpu_nodes;
+    p->v.allowed_cpus = p->allowed;
     p->v.thread_views = p->threads;
     p->v.memory = p->memory;
     p->v.gpus = p->gpus;
@@ -670,6 +651,7 @@ static void proc_free(ng_proc *p)
     hwloc_bitmap_free(p->cpu_nodes);
     hwloc_bitmap_free(p->policy_nodes);
     hwloc_bitmap_free(p->gpu_nodes);
+    hwloc_bitmap_free(p->allowed);
     for (unsigned i = 0; i < p->v.n_thread_views; i++)
         hwloc_bitmap_free((hwloc_bitmap_t)p->threads[i].cpus);
     free(p->threads);

@@ -13,7 +13,7 @@
 /** One process: the public view plus the storage it points into. */
 typedef struct ng_proc {
     ng_proc_view v;
-    hwloc_bitmap_t cpus, cpu_nodes, policy_nodes, gpu_nodes;
+    hwloc_bitmap_t cpus, cpu_nodes, policy_nodes, gpu_nodes, allowed;
     ng_thread_view *threads;       /* v.n_thread_views used */
     unsigned threads_cap;
     ng_node_bytes *memory;         /* v.n_memory used, sorted by node */
@@ -32,6 +32,19 @@ struct ng_inspection {
     hwloc_bitmap_t *overlap_sets;  /* n_overlaps sets */
     ng_notes warnings;
 };
+
+/** Bounded read of a /proc or cgroup file (O_NOFOLLOW|O_NONBLOCK, regular
+ *  files only, at most len-1 bytes, NUL added); -1 with errno. */
+long ng_read_bounded(const char *path, char *buf, size_t len);
+/** The same for fsroot/proc/PID/WHAT ("" = the directory itself). */
+long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len);
+
+/** Slurm job of a process: a "job_<digits>" component of a path in
+ *  /proc/PID/cgroup (inspect_cgroup.c). 0, or -1 when none. */
+int ng_cgroup_job(const char *fsroot, int pid, char *id, size_t len);
+/** The CPUs the process's cpuset cgroup allows (v1 cpuset hierarchy,
+ *  else v2), under fsroot/sys/fs/cgroup. 0, or -1 when unknown. */
+int ng_cgroup_cpus(const char *fsroot, int pid, hwloc_bitmap_t set);
 
 /** Append one note; control bytes and non-ASCII become \xNN so a note is
  *  always one printable line, whatever /proc held (issue: terminal escapes

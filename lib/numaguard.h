@@ -744,7 +744,8 @@ typedef struct ng_proc_view {
     char mems_allowed[256];           /**< Mems_allowed_list as written (raw) */
     unsigned cores, pus;              /**< cores with a PU in cpus; PUs in cpus */
     hwloc_const_nodeset_t cpu_nodes;  /**< CPU-bearing nodes of cpus */
-    int bound;                        /**< 1: cpus is narrower than the allowed CPUs */
+    hwloc_const_cpuset_t allowed_cpus;/**< its cpuset cgroup's CPUs, else the topology's allowed */
+    int bound;                        /**< 1: cpus is narrower than allowed_cpus */
     unsigned threads, runnable;       /**< all threads; threads in state R */
     unsigned n_thread_views;          /**< per-thread views (first 4096 threads) */
     const ng_thread_view *thread_views;

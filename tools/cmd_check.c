@@ -122,6 +122,7 @@ static void proc_json(json_out *j, const ng_topology *topo, const ng_proc_view *
     json_list(j, "cpus", p->cpus);
     json_uint(j, "cores", p->cores);
     json_uint(j, "pus", p->pus);
+    json_list(j, "allowed_cpus", p->allowed_cpus);
     json_bool(j, "bound", p->bound);
     json_index_array(j, "cpu_numa_nodes", p->cpu_nodes);
     json_string(j, "mems_allowed", p->mems_allowed);

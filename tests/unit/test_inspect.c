@@ -437,6 +437,61 @@ static void test_jobs(void)
        "another uid owns none of them");
 }
 
+static const char *fmt_set(hwloc_const_bitmap_t set)
+{
+    static char buf[256];
+    ng_list_format(set, buf, sizeof buf);
+    return buf;
+}
+
+/* Allowed CPUs from the cpuset cgroup: a batch script's shell and unbound
+ * tasks have the whole job cpuset (not bound, not piled); v2 looks up the
+ * tree; a symlinked cpuset file is refused. */
+static void test_cgroup_cpus(void)
+{
+    reset_tree();
+    fake_thread th[1] = {{2100, 'S', 0, "0-1"}};
+    fake_proc(2100, "bash", "0-1", th, 1, "",
+              "5:cpuset:/slurm/uid_0/job_77/step_batch\n0::/\n");
+    putf("0-1\n", "/sys/fs/cgroup/cpuset/slurm/uid_0/job_77/step_batch/cpuset.effective_cpus");
+    for (int t = 0; t < 2; t++) {
+        char cg[128];
+        th[0].tid = 2200 + 100 * t;
+        snprintf(cg, sizeof cg, "5:cpuset:/slurm/uid_0/job_77/step_0/task_%d\n", t);
+        fake_proc(th[0].tid, "rank", "0-1", th, 1, "", cg);
+        putf("0-1\n", "/sys/fs/cgroup/cpuset/slurm/uid_0/job_77/step_0/task_%d/cpuset.effective_cpus", t);
+    }
+    th[0] = (fake_thread){2400, 'S', 0, "0"};
+    fake_proc(2400, "v2rank", "0", th, 1, "",
+              "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
+    putf("0-1\n", "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_78/cpuset.cpus.effective");
+    int pids[4] = {2100, 2200, 2300, 2400};
+    ng_inspection *ins = inspect(pids, 4);
+    if (!ok(ins != NULL, "cgroups: inspected"))
+        return;
+    const ng_proc_view *sh = ng_inspection_proc(ins, 0), *r1 = ng_inspection_proc(ins, 2),
+                       *v2 = ng_inspection_proc(ins, 3);
+    ok(!sh->bound && !r1->bound && strcmp(fmt_set(sh->allowed_cpus), "0-1") == 0 &&
+       ng_inspection_overlap_count(ins) == 0 && ng_inspection_warnings(ins)->n == 0,
+       "v1 job cpuset 0-1: the batch shell and 2 unbound ranks are not bound, not piled "
+       "(allowed %s)", fmt_set(sh->allowed_cpus));
+    ok(v2->bound && strcmp(fmt_set(v2->allowed_cpus), "0-1") == 0,
+       "v2: the job's cpuset.cpus.effective (found up the tree) is 0-1, a rank on CPU 0 is bound");
+    ng_inspection_free(ins);
+
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/sys/fs/cgroup/system.slice/slurmstepd.scope/job_78/cpuset.cpus.effective", root);
+    snprintf(b, sizeof b, "%s/other", root);
+    putf("0\n", "/other");
+    remove(a);
+    if (symlink(b, a) != 0)
+        tap_diag("symlink: %s", strerror(errno));
+    ins = inspect(&pids[3], 1);
+    ok(ins && strcmp(fmt_set(ng_inspection_proc(ins, 0)->allowed_cpus), "0-223") == 0,
+       "a symlinked cpuset file is refused: the topology's CPUs are used");
+    ng_inspection_free(ins);
+}
+
 /* numa_maps: policy from the heap, pages per node in bytes. */
 static void test_memory(void)
 {
@@ -502,6 +557,7 @@ int main(void)
     test_escaping();
     test_gpus();
     test_jobs();
+    test_cgroup_cpus();
     test_memory();
     test_refusals();
     ng_topology_free(topo);
