@@ -67,7 +67,7 @@ static int cpuset_of_line(const char *fsroot, char *line, hwloc_bitmap_t set)
     static const char *const v2[] = {"cpuset.cpus.effective", NULL};
     char dir[4096];
     char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (!c2 || c2[1] != '/')
+    if (!c2 || c2[1] != '/' || strstr(c2 + 1, "/.."))   /* stay under the cgroup mount */
         return -1;
     *c2 = '\0';
     if (has_controller(c1 + 1, "cpuset")) {
