@@ -157,10 +157,21 @@ static int mempolicy_error(int e, const char *what, hwloc_const_bitmap_t nodes,
     return ng_fail(err, errlen, "set_mempolicy(%s:%s) failed: %s", what, list, strerror(e));
 }
 
+/* The one node MPOL_PREFERRED names when PREFERRED_MANY is refused: the
+ * plan's first node (prefer: the GPU's node) while it survived the clip to
+ * the allowed mems, else the lowest remaining one. */
+static int preferred_node(hwloc_const_bitmap_t nodes, int first)
+{
+    if (first >= 0 && hwloc_bitmap_isset(nodes, (unsigned)first))
+        return first;
+    return hwloc_bitmap_first(nodes);
+}
+
 /* Apply @p mode on @p nodes with the documented fallbacks. Sets
- * res->mem_mode and res->mem_mode_text to what the kernel accepted. */
-static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int strict,
-                           ng_apply_result *res, char *err, size_t errlen)
+ * res->mem_mode and res->mem_mode_text to what the kernel accepted.
+ * @p first is the plan's mem_first (-1: none). */
+static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int first,
+                           int strict, ng_apply_result *res, char *err, size_t errlen)
 {
     int kmode;
     switch (mode) {
@@ -177,12 +188,13 @@ static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int str
     }
     int e = errno;
     if (e == EINVAL && mode == NG_MEM_MODE_PREFERRED_MANY) {
-        /* Linux < 5.15: MPOL_PREFERRED takes one node; use the first. */
-        hwloc_bitmap_t first = hwloc_bitmap_alloc();
-        if (!first)
+        /* Linux < 5.15: MPOL_PREFERRED takes one node; use the plan's first. */
+        int node = preferred_node(nodes, first);
+        hwloc_bitmap_t one = hwloc_bitmap_alloc();
+        if (!one)
             return ng_fail(err, errlen, "out of memory");
-        hwloc_bitmap_only(first, (unsigned)hwloc_bitmap_first(nodes));
-        int rc = set_policy(MPOL_PREFERRED, first);
+        hwloc_bitmap_only(one, (unsigned)node);
+        int rc = set_policy(MPOL_PREFERRED, one);
         e = errno;
         if (rc == 0) {
             res->mem_mode = NG_MEM_MODE_PREFERRED_MANY;
@@ -190,11 +202,11 @@ static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int str
             if (hwloc_bitmap_weight(nodes) > 1) {
                 char msg[160];
                 snprintf(msg, sizeof msg, "MPOL_PREFERRED_MANY unsupported (Linux < 5.15): "
-                         "preferring node %d only", hwloc_bitmap_first(nodes));
+                         "preferring node %d only", node);
                 add_warning(res, msg);
             }
         }
-        hwloc_bitmap_free(first);
+        hwloc_bitmap_free(one);
         return rc == 0 ? 0 : mempolicy_error(e, "preferred", nodes, err, errlen);
     }
     if (e == EINVAL && mode == NG_MEM_MODE_WEIGHTED) {
@@ -452,12 +464,12 @@ static int apply_mem(const ng_task_plan *tp, const ng_policy *pol, unsigned flag
         return 0;
     if (clip_to_allowed(s->mems, res, err, errlen) != 0)
         return -1;
-    if (apply_mempolicy(tp->mem_mode, s->mems, (pol->mods & NG_MOD_STRICT) != 0, res,
-                        err, errlen) != 0)
+    if (apply_mempolicy(tp->mem_mode, s->mems, tp->mem_first,
+                        (pol->mods & NG_MOD_STRICT) != 0, res, err, errlen) != 0)
         return -1;
     res->mem_applied = 1;
     if (strcmp(res->mem_mode_text, "preferred") == 0)
-        hwloc_bitmap_only(s->mems, (unsigned)hwloc_bitmap_first(s->mems));
+        hwloc_bitmap_only(s->mems, (unsigned)preferred_node(s->mems, tp->mem_first));
     return 0;
 }
 
