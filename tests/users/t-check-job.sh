@@ -6,7 +6,10 @@
 # oversubscribed; ranks on CPUs 0 and 1: nothing to report. And issue 13's
 # attack: a job of uid 65534 (nobody) whose name and CUDA_VISIBLE_DEVICES
 # carry terminal escape sequences and a fake line, read by root with
-# check --job: printed escaped, nothing reaches root's terminal.
+# check --job: printed escaped, nothing reaches root's terminal. Then with
+# task/cgroup (ConstrainCores): ranks found by their job_ID cgroup alone
+# (SLURM_JOB_ID removed from their environment), allowed CPUs from their
+# cpuset cgroup, and a batch job's shell, srun and ranks not reported piled.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
@@ -99,5 +102,66 @@ if command -v setpriv >/dev/null 2>&1; then
     ngt_is "$(ngc_node_states)" idle "node idle afterwards"
 else
     ngt_ok 0 "# SKIP needs setpriv (util-linux)"
+fi
+
+# --- task/cgroup: the job from its cgroup, allowed CPUs from its cpuset ---
+cgv=$(ngc_cgroup_version)
+if [ -n "$cgv" ]; then
+    NGC_TASK_PLUGIN=task/cgroup,task/affinity
+    ngt_cluster
+    RUN_CMD=(env -u SLURM_JOB_ID "$HELPER")
+    run_job cg map_cpu:0,1
+    RUN_CMD=()
+    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/cg.json"
+    end_job
+    ngt_is "$(sj "$NGT_OUT/cg.json" '[(p["comm"],p["cpus"],p["job_id"],p["bound"]) for p in ps]')" \
+        "[('ng_threads', '0', '$JOB', True), ('ng_threads', '1', '$JOB', True)]" \
+        "cgroup $cgv: the job's ranks found by their job_$JOB cgroup (no SLURM_JOB_ID in their environment)"
+    ngt_is "$(sj "$NGT_OUT/cg.json" 'sorted(set(p["allowed_cpus"] for p in ps))')" "['0-1']" \
+        "cgroup $cgv: allowed CPUs = the step's cpuset"
+    # One task on one core, unbound inside it: the cgroup cpuset is its
+    # whole world (1 of this host's 2 CPUs), so it is not "bound".
+    # (Slurm's cgroup v1 plugin can fail a step with EBUSY on cpuset.cpus
+    # while the previous job's cgroup is being removed: try up to 3 times.)
+    for try in 1 2 3; do
+        ngc_wait_idle 10
+        srun -n 1 -c 1 --cpu-bind=none env -u SLURM_JOB_ID "$HELPER" 0 0 64 >"$NGT_OUT/one" 2>&1 &
+        SRUN=$!
+        i=0
+        while [ $i -lt 200 ] && ! grep -q 'ready\|launch failed' "$NGT_OUT/one"; do
+            sleep 0.05
+            i=$((i + 1))
+        done
+        grep -q ready "$NGT_OUT/one" && break
+        wait "$SRUN" 2>/dev/null
+        sleep 1
+    done
+    JOB=$(squeue -h -o %i | head -1)
+    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/one.json"
+    end_job
+    ngt_is "$(sj "$NGT_OUT/one.json" '[(p["cpus"] == p["allowed_cpus"], len(p["cpus"]) == 1, p["bound"]) for p in ps]')" \
+        "[(True, True, False)]" "srun -n 1 -c 1: allowed CPUs = the 1-CPU step cpuset, the task is not bound"
+    # A batch job: its shell and srun have the whole job cpuset; ranks bound.
+    ngc_wait_idle 10
+    JOB=$(sbatch --parsable -n 2 -o "$NGT_OUT/batch.out" \
+          --wrap "srun -n 2 --cpu-bind=map_cpu:0,1 $HELPER 0 0 64")
+    i=0
+    while [ $i -lt 200 ] && [ "$(grep -c ready "$NGT_OUT/batch.out" 2>/dev/null)" != 2 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/batch.json"
+    "$NGT_CLI" check --job "$JOB" >"$NGT_OUT/batch.txt"
+    scancel "$JOB"
+    echo "# numaguard check --job $JOB (sbatch -n 2 --wrap 'srun -n 2 ...', task/cgroup):"
+    grep -E '^pid|^  (cpus|job)|^summary|^  (overlap|warning)' "$NGT_OUT/batch.txt" | sed 's/^/#   /'
+    ngt_is "$(sj "$NGT_OUT/batch.json" '(sorted(set((p["comm"],p["bound"]) for p in ps)), [p["comm"] for p in ps].count("ng_threads"))')" \
+        "([('ng_threads', True), ('slurm_script', False), ('srun', False)], 2)" \
+        "batch job: the script's shell and srun (whole job cpuset, not bound) and the 2 bound ranks"
+    ngt_is "$(sj "$NGT_OUT/batch.json" '(s["overlaps"], s["warnings"])')" "([], [])" \
+        "batch job: shell, srun and ranks not reported piled"
+    ngc_wait_idle 20
+else
+    ngt_ok 0 "# SKIP no cpuset and devices cgroup on this host"
 fi
 ngt_done
