@@ -71,4 +71,12 @@ int ng_cgroup_cpu_quota(const char *fsroot, unsigned *cpus);
 int ng_gpumap_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
                          char *err, size_t errlen);
 
+/** The NICs of a loaded topology (topo_nic.c), built once by
+ *  ng_topology_load after its NUMA nodes and GPUs. */
+typedef struct ng_nic_set ng_nic_set;
+ng_nic_set *ng_nic_set_build(const ng_topology *topo);
+void ng_nic_set_free(ng_nic_set *set);
+/** The topology's NIC set (topology.c); NULL if none was built. */
+const ng_nic_set *ng_topology_nic_set(const ng_topology *topo);
+
 #endif

@@ -167,6 +167,164 @@ int ng_topology_gpu_by_busid(const ng_topology *topo, const char *busid);
 /** @} */
 
 /* ------------------------------------------------------------------ */
+/** @name Network adapters and network affinity                         */
+/* ------------------------------------------------------------------ */
+/** @{ */
+/* lib/topo_nic.c (the NICs of a topology and their PCI distance to GPUs
+ * and CPUs) and lib/netaff.c (--net-affinity: grammar, admin filter, the
+ * NICs of each task and the variables exported). docs/network.md. */
+
+/** Longest NIC name kept ("mlx5_0", "ibp94s0") plus NUL. */
+#define NG_NIC_NAME_LEN 32
+/** Most NICs a topology keeps (in PCI order; the rest are ignored). */
+#define NG_MAX_NICS 64
+/** Longest value of one exported network variable, NUL included. */
+#define NG_NET_VALUE_LEN 512
+
+/** What a NIC is. */
+typedef enum ng_nic_kind {
+    NG_NIC_IB = 0,    /**< InfiniBand HCA (verbs device, IB link layer) */
+    NG_NIC_ROCE,      /**< RDMA over Ethernet (verbs device on an Ethernet NIC) */
+    NG_NIC_RDMA,      /**< another verbs device (AWS EFA, iWARP...) */
+    NG_NIC_ETHERNET   /**< plain Ethernet, no verbs device */
+} ng_nic_kind;
+
+/** "IB","RoCE","RDMA","Ethernet". */
+const char *ng_nic_kind_name(ng_nic_kind kind);
+
+/** Read-only description of one NIC (one PCI function). */
+typedef struct ng_nic_info {
+    /** The name libraries take: the verbs device ("mlx5_0") when there is
+     *  one, else the network interface ("eno1"). */
+    char name[NG_NIC_NAME_LEN];
+    char netdev[NG_NIC_NAME_LEN];   /**< network interface ("ib0"), "" if none */
+    ng_nic_kind kind;
+    int rdma;                       /**< 1 if it has a verbs (OpenFabrics) device */
+    /** Ports of the verbs device (bit p = port p, 1..31) from hwloc's
+     *  Port<p>State infos; 0 = unknown (exported as port 1). */
+    uint32_t ports;
+    /** Ports whose state was ACTIVE when the topology was read. */
+    uint32_t ports_active;
+    char pci_bus_id[NG_BUSID_LEN];  /**< lower-case "dddd:bb:dd.f" */
+    unsigned pci_vendor_id, pci_class_id;
+    hwloc_const_cpuset_t cpus;      /**< allowed PUs local to it (may be empty) */
+    hwloc_const_nodeset_t numa_nodes; /**< CPU-bearing nodes sharing those PUs */
+} ng_nic_info;
+
+/** NICs of the topology, sorted by PCI bus id. Discovered from hwloc's
+ *  OpenFabrics and network OS devices (XML of hwloc 1.x and 2.x alike). */
+unsigned ng_topology_nic_count(const ng_topology *topo);
+const ng_nic_info *ng_topology_nic(const ng_topology *topo, unsigned i);
+/** Index of the NIC named @p name (verbs name or network interface), or -1. */
+int ng_topology_nic_by_name(const ng_topology *topo, const char *name);
+
+/** PCI distance between a device and a NIC, nearest first. */
+typedef enum ng_pci_distance {
+    NG_PCI_SWITCH = 0, /**< below the same PCIe switch (a PCI-PCI bridge) */
+    NG_PCI_NUMA,       /**< local to the same NUMA node (same host bridge locality) */
+    NG_PCI_PACKAGE,    /**< in the same package (socket), another NUMA node */
+    NG_PCI_SYSTEM      /**< across the socket interconnect, or unknown */
+} ng_pci_distance;
+
+/** "switch","numa","package","system". */
+const char *ng_pci_distance_name(ng_pci_distance d);
+
+/** Distance from topology GPU @p gpu to NIC @p nic (NG_PCI_SYSTEM if unknown). */
+ng_pci_distance ng_topology_gpu_nic_distance(const ng_topology *topo, unsigned gpu,
+                                             unsigned nic);
+/** Distance from the CPUs @p cpus (a task's) to NIC @p nic: NUMA when the
+ *  NIC is local to some of them, PACKAGE when it shares their package. */
+ng_pci_distance ng_topology_cpus_nic_distance(const ng_topology *topo,
+                                              hwloc_const_cpuset_t cpus, unsigned nic);
+
+typedef enum ng_net_mode {
+    NG_NET_OFF = 0, /**< export nothing */
+    NG_NET_AUTO,    /**< the nearest NIC of each GPU of the task (of its CPUs) */
+    NG_NET_COUNT    /**< the @c count nearest NICs, nearest first */
+} ng_net_mode;
+
+/** A parsed --net-affinity value (plain data). */
+typedef struct ng_net_affinity {
+    ng_net_mode mode;
+    unsigned count;      /**< NG_NET_COUNT: NICs per task (1..NG_MAX_NICS) */
+    int force;           /**< overwrite variables the user already set */
+    /** "nccl-per-rank": NCCL_IB_HCA is each task's own list instead of the
+     *  node's list (NCCL's maintainers advise against it: ring building
+     *  expects the same list on every rank). */
+    int nccl_per_rank;
+} ng_net_affinity;
+
+/** Parse --net-affinity: NULL or "" -> off; "auto", "N" (1..64) or "off",
+ *  then the modifiers ",force" and ",nccl-per-rank" (each at most once;
+ *  alone they mean auto,<modifier>). */
+int ng_net_affinity_parse(const char *text, ng_net_affinity *out, char *err, size_t errlen);
+int ng_net_affinity_format(const ng_net_affinity *a, char *buf, size_t len);
+
+/** The admin's NIC filter (plugstack.conf net_allow= / net_deny=): comma
+ *  lists of NIC names (verbs name or network interface); an entry ending in
+ *  '*' matches names starting with the rest. Zero-initialised = default:
+ *  every RDMA NIC, no plain Ethernet NIC. */
+typedef struct ng_nic_filter {
+    char allow[NG_MAX_ARG];   /**< "" = every RDMA NIC; else only these (Ethernet too) */
+    char deny[NG_MAX_ARG];    /**< never these */
+} ng_nic_filter;
+
+/** Check and store the two lists (NULL = empty); -1 with one line naming
+ *  the bad entry. */
+int ng_nic_filter_parse(const char *allow, const char *deny, ng_nic_filter *out,
+                        char *err, size_t errlen);
+/** 1 if @p nic may be given to tasks under @p filter (NULL = default). */
+int ng_nic_filter_admits(const ng_nic_filter *filter, const ng_nic_info *nic);
+
+/** One network variable to set in a task. */
+typedef struct ng_net_env {
+    char name[40];
+    char value[NG_NET_VALUE_LEN];
+    int overwrite;   /**< 1: set even if the user set it (force) */
+} ng_net_env;
+
+/** Input of ng_net_plan_compute: the tasks of one node. */
+typedef struct ng_net_request {
+    ng_net_affinity aff;
+    const ng_nic_filter *filter;     /**< NULL = default */
+    unsigned ntasks;
+    /** Per-task GPU lists, as in ng_plan_request (all NULL = no GPUs). */
+    const unsigned *task_gpu_count;
+    const unsigned *task_gpu_offset;
+    const int *task_gpus;
+    /** Per-task CPUs (for tasks without GPUs); NULL, or a NULL entry = the
+     *  topology's allowed CPUs. */
+    const hwloc_const_cpuset_t *task_cpus;
+} ng_net_request;
+
+/** Opaque: each task's NICs and network variables on one node. */
+typedef struct ng_net_plan ng_net_plan;
+
+/**
+ * Per task, the NIC(s) nearest its GPU(s) (its CPUs when it has none):
+ * with auto, for each of its GPUs the NICs at the smallest distance; when
+ * several tie, the tasks that tie on the same NICs take them in turn
+ * (round robin in task order). With N, the task's list goes on with the
+ * next nearest NICs up to N. Variables: UCX_NET_DEVICES (dev:port,
+ * nearest first), for RDMA NICs OMPI_MCA_btl_openib_if_include and, for
+ * tasks with GPUs, NVSHMEM_HCA_LIST; NCCL_IB_HCA ("=dev:port,...", exact
+ * names) is one list for the whole node: the RDMA NICs nearest to any GPU
+ * of the topology, the same in every task (nccl_per_rank: the task's own).
+ * No NIC (or mode off): nothing exported, not an error. Pure.
+ */
+int ng_net_plan_compute(const ng_topology *topo, const ng_net_request *req,
+                        ng_net_plan **out, char *err, size_t errlen);
+void ng_net_plan_free(ng_net_plan *np);
+/** Task @p task's NICs (topology NIC indices, nearest first); returns the count. */
+unsigned ng_net_plan_task_nics(const ng_net_plan *np, unsigned task, const unsigned **nics);
+/** Task @p task's variables; returns the count. */
+unsigned ng_net_plan_task_env(const ng_net_plan *np, unsigned task, const ng_net_env **env);
+/** The node's NCCL_IB_HCA value ("" when none). */
+const char *ng_net_plan_nccl_hca(const ng_net_plan *np);
+
+/** @} */
+
+/* ------------------------------------------------------------------ */
 /** @name Topology cache                                                */
 /* ------------------------------------------------------------------ */
 /** @{ */

@@ -44,6 +44,7 @@ struct ng_topology {
     unsigned n_gpus;
     ng_gpu_info *gpus;
     ng_gpu_ext *gext;
+    ng_nic_set *nics;                /**< network adapters (topo_nic.c) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -846,7 +847,7 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
             ng_topology_free(t);
             return ng_fail(err, errlen, "invalid topology: two NUMA nodes are numbered %u", dup);
         }
-    if (build_distances(t) < 0 || build_gpus(t) < 0) {
+    if (build_distances(t) < 0 || build_gpus(t) < 0 || (t->nics = ng_nic_set_build(t)) == NULL) {
         ng_topology_free(t);
         return ng_fail(err, errlen, "out of memory while building the topology view");
     }
@@ -869,6 +870,7 @@ void ng_topology_free(ng_topology *t)
     }
     free(t->gpus);
     free(t->gext);
+    ng_nic_set_free(t->nics);
     for (unsigned k = 0; k < t->n_numa; k++)
         hwloc_bitmap_free((hwloc_bitmap_t)t->numa[k].cpus);
     free(t->numa);
@@ -939,6 +941,11 @@ unsigned ng_topology_gpu_count(const ng_topology *t)
 const ng_gpu_info *ng_topology_gpu(const ng_topology *t, unsigned i)
 {
     return t && i < t->n_gpus ? &t->gpus[i] : NULL;
+}
+
+const ng_nic_set *ng_topology_nic_set(const ng_topology *t)
+{
+    return t ? t->nics : NULL;
 }
 
 int ng_topology_gpu_by_busid(const ng_topology *t, const char *busid)

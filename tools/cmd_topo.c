@@ -1,8 +1,124 @@
-/* numaguard topo: NUMA nodes and GPUs of this machine or a topology file. */
+/* numaguard topo: NUMA nodes, GPUs and NICs of this machine or a topology
+ * file, and which NIC is nearest each GPU. */
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <string.h>
+
+/* Port numbers of a bit set ("1,2"; "" when none). */
+static void ports_format(uint32_t ports, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (unsigned p = 1; p < 32; p++)
+        if (ports >> p & 1) {
+            size_t u = strlen(buf);
+            snprintf(buf + u, len - u, "%s%u", u ? "," : "", p);
+        }
+}
+
+/* The NICs nearest GPU g among those the default filter admits (RDMA
+ * NICs), as a mask over NIC indices, and their distance. */
+static uint64_t gpu_nearest(const ng_topology *topo, unsigned g, ng_pci_distance *dist)
+{
+    uint64_t best = 0;
+    unsigned bestd = NG_PCI_SYSTEM + 1;
+    for (unsigned i = 0; i < ng_topology_nic_count(topo); i++) {
+        if (!ng_nic_filter_admits(NULL, ng_topology_nic(topo, i)))
+            continue;
+        unsigned d = ng_topology_gpu_nic_distance(topo, g, i);
+        if (d < bestd)
+            best = 0, bestd = d;
+        if (d == bestd)
+            best |= (uint64_t)1 << i;
+    }
+    *dist = (ng_pci_distance)(bestd > NG_PCI_SYSTEM ? NG_PCI_SYSTEM : bestd);
+    return best;
+}
+
+static void nics_json(json_out *j, const ng_topology *topo)
+{
+    char list[4096];
+    json_begin_array(j, "nics");
+    for (unsigned i = 0; i < ng_topology_nic_count(topo); i++) {
+        const ng_nic_info *n = ng_topology_nic(topo, i);
+        json_begin_object(j, NULL);
+        json_string(j, "name", n->name);
+        json_string(j, "netdev", n->netdev);
+        json_string(j, "kind", ng_nic_kind_name(n->kind));
+        json_bool(j, "rdma", n->rdma);
+        json_bool(j, "default_candidate", ng_nic_filter_admits(NULL, n));
+        json_string(j, "pci_bus_id", n->pci_bus_id);
+        json_begin_array(j, "ports");
+        for (unsigned p = 1; p < 32; p++)
+            if (n->ports >> p & 1)
+                json_uint(j, NULL, p);
+        json_end_array(j);
+        json_begin_array(j, "active_ports");
+        for (unsigned p = 1; p < 32; p++)
+            if (n->ports_active >> p & 1)
+                json_uint(j, NULL, p);
+        json_end_array(j);
+        ng_list_format(n->cpus, list, sizeof(list));
+        json_string(j, "cpus", list);
+        json_index_array(j, "numa_nodes", n->numa_nodes);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
+/* Per GPU: every NIC with its PCI distance, nearest first, and the
+ * nearest RDMA NICs (what --net-affinity=auto chooses from). */
+static void gpu_nics_json(json_out *j, const ng_topology *topo, unsigned g)
+{
+    ng_pci_distance d;
+    uint64_t best = gpu_nearest(topo, g, &d);
+    json_begin_array(j, "nearest_nics");
+    for (unsigned i = 0; i < ng_topology_nic_count(topo); i++)
+        if (best >> i & 1)
+            json_string(j, NULL, ng_topology_nic(topo, i)->name);
+    json_end_array(j);
+    json_begin_array(j, "nic_distances");
+    for (unsigned dist = NG_PCI_SWITCH; dist <= NG_PCI_SYSTEM; dist++)
+        for (unsigned i = 0; i < ng_topology_nic_count(topo); i++) {
+            if (ng_topology_gpu_nic_distance(topo, g, i) != (ng_pci_distance)dist)
+                continue;
+            json_begin_object(j, NULL);
+            json_string(j, "nic", ng_topology_nic(topo, i)->name);
+            json_string(j, "distance", ng_pci_distance_name((ng_pci_distance)dist));
+            json_end_object(j);
+        }
+    json_end_array(j);
+}
+
+static void nics_text(const ng_topology *topo)
+{
+    char list[4096], nodes[256], ports[128], active[128];
+    printf("NICs: %u\n", ng_topology_nic_count(topo));
+    for (unsigned i = 0; i < ng_topology_nic_count(topo); i++) {
+        const ng_nic_info *n = ng_topology_nic(topo, i);
+        ng_list_format(n->cpus, list, sizeof(list));
+        ng_list_format(n->numa_nodes, nodes, sizeof(nodes));
+        ports_format(n->ports, ports, sizeof ports);
+        ports_format(n->ports_active, active, sizeof active);
+        printf("  %-3u %s %-10s %-8s %-10s ports %-4s active %-4s numa %-6s cpus %s%s\n", i,
+               n->pci_bus_id, n->name, ng_nic_kind_name(n->kind), *n->netdev ? n->netdev : "-",
+               *ports ? ports : "-", *active ? active : "-", *nodes ? nodes : "-",
+               *list ? list : "-", ng_nic_filter_admits(NULL, n) ? "" : "  (not RDMA: unused unless allowed)");
+    }
+    if (!ng_topology_gpu_count(topo) || !ng_topology_nic_count(topo))
+        return;
+    printf("GPU <-> NIC (nearest RDMA NICs, PCI distance):\n");
+    for (unsigned g = 0; g < ng_topology_gpu_count(topo); g++) {
+        ng_pci_distance d;
+        uint64_t best = gpu_nearest(topo, g, &d);
+        printf("  GPU %-3u %s ->", g, ng_topology_gpu(topo, g)->pci_bus_id);
+        for (unsigned i = 0; i < ng_topology_nic_count(topo); i++)
+            if (best >> i & 1)
+                printf(" %s", ng_topology_nic(topo, i)->name);
+        printf(best ? " (%s)\n" : " none\n", ng_pci_distance_name(d));
+    }
+}
 
 static void topo_json(const ng_topology *topo)
 {
@@ -36,9 +152,11 @@ static void topo_json(const ng_topology *topo)
         json_string(&j, "cpus", list);
         json_index_array(&j, "numa_nodes", g->numa_nodes);
         json_index_array(&j, "memory_nodes", g->memory_nodes);
+        gpu_nics_json(&j, topo, i);
         json_end_object(&j);
     }
     json_end_array(&j);
+    nics_json(&j, topo);
     json_end_object(&j);
 }
 
@@ -67,6 +185,7 @@ static void topo_text(const ng_topology *topo)
             printf("%s%s", k ? " " : "", g->os_devices[k]);
         printf("]\n");
     }
+    nics_text(topo);
 }
 
 int cmd_topo(int argc, char **argv)

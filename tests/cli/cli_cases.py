@@ -256,12 +256,25 @@ check_plan("--omp-guard=3,bind", XE, ["--tasks", "1", "--gpus-per-task", "1", "-
 # JSON shape of topo.
 rc, out, err = run("topo", "--topology", f"{TOPO}/{XE}", "--json")
 t = json.loads(out) if rc == 0 else {}
-ok(rc == 0 and sorted(t) == ["gpus", "numa_nodes"], "topo --json: top-level keys", err)
+ok(rc == 0 and sorted(t) == ["gpus", "nics", "numa_nodes"], "topo --json: top-level keys", err)
 if t:
     ok(all(sorted(x) == ["cpus", "has_cpus", "kind", "memory_bytes", "os_index"] for x in t["numa_nodes"]),
        "topo --json: NUMA node keys")
-    ok(all(sorted(x) == ["cpus", "memory_nodes", "numa_nodes", "os_devices", "pci_bus_id", "vendor"]
+    ok(all(sorted(x) == ["cpus", "memory_nodes", "nearest_nics", "nic_distances", "numa_nodes",
+                         "os_devices", "pci_bus_id", "vendor"]
            for x in t["gpus"]), "topo --json: GPU keys")
+    ok(all(sorted(x) == ["active_ports", "cpus", "default_candidate", "kind", "name", "netdev",
+                         "numa_nodes", "pci_bus_id", "ports", "rdma"] for x in t["nics"]),
+       "topo --json: NIC keys")
+    ok([(n["name"], n["kind"], n["rdma"], n["numa_nodes"]) for n in t["nics"]] ==
+       [("eno8303", "Ethernet", False, [0]), ("eno8403", "Ethernet", False, [0]),
+        ("mlx5_0", "IB", True, [3]), ("mlx5_1", "IB", True, [3]), ("mlx5_2", "IB", True, [1]),
+        ("mlx5_3", "IB", True, [5])], "topo --json: XE8640 NICs, kinds and NUMA nodes")
+    ok([g["nearest_nics"] for g in t["gpus"]] == [["mlx5_0", "mlx5_1"], ["mlx5_2"], ["mlx5_3"], ["mlx5_3"]],
+       "topo --json: GPU <-> nearest NICs on the XE8640")
+    ok(t["gpus"][0]["nic_distances"][0] == {"nic": "mlx5_0", "distance": "switch"} and
+       t["gpus"][2]["nic_distances"][0] == {"nic": "mlx5_3", "distance": "package"},
+       "topo --json: PCI distances, nearest first")
     ok([g["pci_bus_id"] for g in t["gpus"]] == ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"],
        "topo --json: GPUs in bus order")
     ok([g["numa_nodes"] for g in t["gpus"]] == [[3], [1], [7], [5]], "topo --json: GPU NUMA nodes")
