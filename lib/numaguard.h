@@ -727,6 +727,9 @@ typedef struct ng_plan_request {
     ng_policy policy;
     ng_omp_guard omp;
     const char *const *thread_vars;  /**< NULL = ng_default_thread_vars */
+    /** --net-affinity (zero = off: no NIC chosen, nothing exported). */
+    ng_net_affinity net;
+    const ng_nic_filter *nic_filter; /**< admin's NIC filter; NULL = default */
 } ng_plan_request;
 
 /** Memory policy mode a task gets. */
@@ -759,6 +762,12 @@ typedef struct ng_task_plan {
      *  its cores. The one node to use where only one can be named
      *  (MPOL_PREFERRED on Linux < 5.15). */
     int mem_first;
+    /** --net-affinity: the task's NICs (topology NIC indices, nearest
+     *  first) and the network variables to export (ng_net_plan_compute). */
+    unsigned n_nics;
+    const unsigned *nics;
+    unsigned n_net_env;
+    const ng_net_env *net_env;
 } ng_task_plan;
 
 /** Opaque: the per-task plans of one step on one node, with warnings. */

@@ -7,6 +7,7 @@
  *  (c) sizes:    every task's target size                   here
  *  (d) cutting:  CPU-only tasks by the explicit objective   plan_cut.c
  *  (e) memory:   follows the task's domains                 plan_mem.c
+ *  (f) network:  each task's NICs (--net-affinity)          netaff.c
  *
  * Sizes: `-c C` is a size, ceil(C / PUs-per-core) cores per task, whenever
  * the step has that many cores for every task; otherwise (and without -c)
@@ -159,6 +160,35 @@ static int finish_task(ng_planner *p, unsigned t, char *err, size_t errlen)
     return 0;
 }
 
+/* (f) network: each task's NICs from its GPUs (its CPUs without GPUs),
+ * lib/netaff.c. Off (the default) costs nothing. */
+static int plan_network(ng_planner *p, char *err, size_t errlen)
+{
+    const ng_plan_request *req = p->req;
+    ng_plan *plan = p->plan;
+    if (req->net.mode == NG_NET_OFF)
+        return 0;
+    hwloc_const_cpuset_t *cpus = calloc(req->ntasks, sizeof *cpus);
+    if (!cpus)
+        return ng_fail(err, errlen, "out of memory");
+    for (unsigned t = 0; t < req->ntasks; t++)
+        cpus[t] = plan->tasks[t].cpus;
+    ng_net_request nr = {.aff = req->net, .filter = req->nic_filter, .ntasks = req->ntasks,
+                         .task_gpu_count = req->task_gpu_count,
+                         .task_gpu_offset = req->task_gpu_offset, .task_gpus = req->task_gpus,
+                         .task_cpus = cpus};
+    if (!req->task_gpu_offset || !req->task_gpus)
+        nr.task_gpu_count = NULL;
+    int rc = ng_net_plan_compute(p->topo, &nr, &plan->net, err, errlen);
+    free(cpus);
+    for (unsigned t = 0; rc == 0 && t < req->ntasks; t++) {
+        ng_task_plan *tp = &plan->tasks[t];
+        tp->n_nics = ng_net_plan_task_nics(plan->net, t, &tp->nics);
+        tp->n_net_env = ng_net_plan_task_env(plan->net, t, &tp->net_env);
+    }
+    return rc;
+}
+
 static void planner_free(ng_planner *p)
 {
     ng_plan_free_domains(p);
@@ -197,7 +227,7 @@ static int plan_steps(ng_planner *p, char *err, size_t errlen)
     for (unsigned t = 0; t < nt; t++)
         if (finish_task(p, t, err, errlen) < 0)
             return -1;
-    return 0;
+    return plan_network(p, err, errlen);
 }
 
 int ng_plan_compute(const ng_topology *topo, const ng_plan_request *req,
@@ -238,6 +268,7 @@ void ng_plan_free(ng_plan *plan)
     free(plan->tasks);
     free(plan->gpu_store);
     free(plan->env_store);
+    ng_net_plan_free(plan->net);
     free(plan);
 }
 

@@ -44,6 +44,7 @@ struct ng_plan {
     hwloc_bitmap_t *cpus;
     hwloc_bitmap_t *mems;
     ng_env_var *env_store;
+    ng_net_plan *net;       /* --net-affinity: NICs and variables per task */
     unsigned n_warnings;
     char warnings[NG_MAX_WARNINGS][256];
 };

@@ -501,6 +501,47 @@ static void corpus(void)
     tap_diag("%lu network plans checked", cases);
 }
 
+/* Through the planner: ng_plan_request.net fills each ng_task_plan. */
+static void through_planner(ng_topology *jw)
+{
+    unsigned count[4] = {1, 1, 1, 1}, offset[4] = {0, 1, 2, 3};
+    int gpus[4] = {0, 1, 2, 3};
+    ng_plan_request req = {.ntasks = 4, .task_gpu_count = count, .task_gpu_offset = offset,
+                           .task_gpus = gpus};
+    ng_plan *plan = NULL;
+    ok(ng_plan_compute(jw, &req, &plan, err, sizeof err) == 0 &&
+           ng_plan_task(plan, 0)->n_nics == 0 && ng_plan_task(plan, 0)->n_net_env == 0,
+       "planner without --net-affinity: no NIC, no variable");
+    ng_plan_free(plan);
+    ng_net_affinity_parse("auto", &req.net, err, sizeof err);
+    ok(ng_plan_compute(jw, &req, &plan, err, sizeof err) == 0, "planner with --net-affinity=auto");
+    for (unsigned t = 0; plan && t < 4; t++) {
+        const ng_task_plan *tp = ng_plan_task(plan, t);
+        char want[16];
+        snprintf(want, sizeof want, "mlx5_%u", t);
+        ok(tp->n_nics == 1 && strcmp(ng_topology_nic(jw, tp->nics[0])->name, want) == 0 &&
+               tp->n_net_env == 4 && strcmp(tp->net_env[0].name, "UCX_NET_DEVICES") == 0,
+           "planner: task %u -> %s, 4 network variables", t, want);
+    }
+    ng_plan_free(plan);
+    /* CPU-only tasks: the planner's slices decide (task 0 on the first NUMA nodes). */
+    ng_plan_request cpu = {.ntasks = 8};
+    ng_net_affinity_parse("auto", &cpu.net, err, sizeof err);
+    ok(ng_plan_compute(jw, &cpu, &plan, err, sizeof err) == 0, "planner: 8 CPU-only tasks");
+    int good = plan != NULL;
+    for (unsigned t = 0; plan && t < 8; t++) {
+        const ng_task_plan *tp = ng_plan_task(plan, t);
+        unsigned best = NG_PCI_SYSTEM;
+        for (unsigned i = 0; i < 4; i++) {
+            unsigned d = ng_topology_cpus_nic_distance(jw, tp->cpus, i);
+            best = d < best ? d : best;
+        }
+        good &= tp->n_nics == 1 && ng_topology_cpus_nic_distance(jw, tp->cpus, tp->nics[0]) == best;
+    }
+    ok(good, "planner: every CPU-only task's NIC is the nearest to its slice");
+    ng_plan_free(plan);
+}
+
 int main(void)
 {
     test_grammar();
@@ -509,6 +550,7 @@ int main(void)
         test_filter(jw);
         test_discovery(jw);
         golden_juwels(jw);
+        through_planner(jw);
     }
     ng_topology_free(jw);
     golden_others();
