@@ -555,3 +555,46 @@ const char *ng_net_plan_nccl_hca(const ng_net_plan *np)
 {
     return np ? np->nccl : "";
 }
+
+/* ---------------- output helpers ---------------- */
+
+int ng_nic_list_format(const ng_topology *topo, const unsigned *nics, unsigned n, char *buf,
+                       size_t len)
+{
+    if (!buf || !len)
+        return 0;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (unsigned k = 0; nics && k < n; k++) {
+        const ng_nic_info *ni = ng_topology_nic(topo, nics[k]);
+        if (!ni)
+            continue;
+        size_t need = strlen(ni->name) + (used ? 1 : 0);
+        if (used + need >= len)
+            continue;
+        snprintf(buf + used, len - used, "%s%s", used ? "," : "", ni->name);
+        used += need;
+    }
+    return (int)used;
+}
+
+int ng_net_apply_env(const ng_net_env *env, unsigned n, const struct ng_env_ops *ops,
+                     char *kept, size_t keptlen, char *err, size_t errlen)
+{
+    if (kept && keptlen)
+        kept[0] = '\0';
+    if (!ops || !ops->set)
+        return n ? ng_fail(err, errlen, "network variables: no way to set them") : 0;
+    for (unsigned i = 0; env && i < n; i++) {
+        const ng_net_env *e = &env[i];
+        if (!e->overwrite && ops->is_set && ops->is_set(ops->ctx, e->name)) {
+            size_t used = kept ? strnlen(kept, keptlen) : 0;
+            if (kept && used + strlen(e->name) + 2 < keptlen)
+                snprintf(kept + used, keptlen - used, "%s%s", used ? " " : "", e->name);
+            continue;
+        }
+        if (ops->set(ops->ctx, e->name, e->value) != 0)
+            return ng_fail(err, errlen, "cannot set %s in the task environment", e->name);
+    }
+    return 0;
+}

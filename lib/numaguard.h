@@ -322,6 +322,23 @@ unsigned ng_net_plan_task_env(const ng_net_plan *np, unsigned task, const ng_net
 /** The node's NCCL_IB_HCA value ("" when none). */
 const char *ng_net_plan_nccl_hca(const ng_net_plan *np);
 
+/** Comma list of the names of topology NICs @p nics[0..n) ("" for none);
+ *  an entry that does not fit is dropped whole. Returns the length. */
+int ng_nic_list_format(const ng_topology *topo, const unsigned *nics, unsigned n,
+                       char *buf, size_t len);
+
+/** Forward declaration: see "Applying a plan in the task". */
+struct ng_env_ops;
+
+/**
+ * Export @p env[0..n) (a task plan's net_env) through @p ops: a variable
+ * the task already has is kept unless its entry says overwrite; the kept
+ * names are listed in @p kept (" "-joined, bounded; may be NULL). Returns
+ * 0, or -1 when setting one failed (err names it).
+ */
+int ng_net_apply_env(const ng_net_env *env, unsigned n, const struct ng_env_ops *ops,
+                     char *kept, size_t keptlen, char *err, size_t errlen);
+
 /** @} */
 
 /* ------------------------------------------------------------------ */

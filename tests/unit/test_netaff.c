@@ -542,6 +542,75 @@ static void through_planner(ng_topology *jw)
     ng_plan_free(plan);
 }
 
+/* ng_net_apply_env through a small recorded environment. */
+typedef struct fake_env {
+    unsigned n;
+    char name[8][48], value[8][NG_NET_VALUE_LEN];
+} fake_env;
+
+static int fake_is_set(void *ctx, const char *name)
+{
+    fake_env *f = ctx;
+    for (unsigned i = 0; i < f->n; i++)
+        if (strcmp(f->name[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int fake_set(void *ctx, const char *name, const char *value)
+{
+    fake_env *f = ctx;
+    unsigned i = 0;
+    while (i < f->n && strcmp(f->name[i], name) != 0)
+        i++;
+    if (i == 8)
+        return -1;
+    if (i == f->n)
+        f->n++;
+    snprintf(f->name[i], sizeof f->name[i], "%s", name);
+    snprintf(f->value[i], sizeof f->value[i], "%s", value);
+    return 0;
+}
+
+static const char *fake_get(const fake_env *f, const char *name)
+{
+    for (unsigned i = 0; i < f->n; i++)
+        if (strcmp(f->name[i], name) == 0)
+            return f->value[i];
+    return NULL;
+}
+
+static void test_apply_env(ng_topology *jw)
+{
+    job j;
+    job_gpus(&j, 4, 1);
+    ng_net_plan *np = plan(jw, &j, "auto", NULL);
+    const ng_net_env *e;
+    unsigned n = ng_net_plan_task_env(np, 1, &e);
+    fake_env f = {.n = 1};
+    snprintf(f.name[0], sizeof f.name[0], "UCX_NET_DEVICES");
+    snprintf(f.value[0], sizeof f.value[0], "mlx5_3:1");
+    ng_env_ops ops = {fake_is_set, fake_set, &f, NULL};
+    char kept[160];
+    ok(ng_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
+           streq(fake_get(&f, "UCX_NET_DEVICES"), "mlx5_3:1") &&
+           streq(kept, "UCX_NET_DEVICES") && streq(fake_get(&f, "NVSHMEM_HCA_LIST"), "mlx5_1:1") &&
+           streq(fake_get(&f, "NCCL_IB_HCA"), "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"),
+       "apply: the user's UCX_NET_DEVICES kept (kept: %s), the other variables set", kept);
+    ng_net_plan_free(np);
+    np = plan(jw, &j, "auto,force", NULL);
+    n = ng_net_plan_task_env(np, 1, &e);
+    ok(ng_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
+           streq(fake_get(&f, "UCX_NET_DEVICES"), "mlx5_1:1") && kept[0] == '\0',
+       "apply with force: UCX_NET_DEVICES overwritten");
+    char names[64];
+    const unsigned *idx;
+    unsigned k = ng_net_plan_task_nics(np, 1, &idx);
+    ok(ng_nic_list_format(jw, idx, k, names, sizeof names) == 6 && streq(names, "mlx5_1"),
+       "ng_nic_list_format: %s", names);
+    ng_net_plan_free(np);
+}
+
 int main(void)
 {
     test_grammar();
@@ -551,6 +620,7 @@ int main(void)
         test_discovery(jw);
         golden_juwels(jw);
         through_planner(jw);
+        test_apply_env(jw);
     }
     ng_topology_free(jw);
     golden_others();
