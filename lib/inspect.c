@@ -39,60 +39,6 @@ static int proc_file(char *buf, size_t len, const char *fsroot, int pid, const c
     return ng_path(buf, len, fsroot, rel);
 }
 
-/* Open a /proc file for reading: no symlink as the last component, no
- * blocking open (a FIFO in a fake tree), regular files only. */
-static int open_proc(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    return fd;
-}
-
-/* Read at most len-1 bytes (NUL added). Returns the count, -1 (errno) when
- * the file cannot be opened or its first read fails (EACCES on numa_maps
- * and environ of another user's process comes at read time). */
-long ng_read_bounded(const char *path, char *buf, size_t len)
-{
-    int fd = open_proc(path);
-    size_t got = 0;
-    if (fd < 0)
-        return -1;
-    while (got < len - 1) {
-        ssize_t r = read(fd, buf + got, len - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && got == 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = '\0';
-    return (long)got;
-}
-
-long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len)
-{
-    char path[4096];
-    if (proc_file(path, sizeof path, fsroot, pid, what) < 0) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return ng_read_bounded(path, buf, len);
-}
-
 /* ------------------------------------------------------------------ */
 /* status, comm, threads                                                */
 /* ------------------------------------------------------------------ */
@@ -397,7 +343,7 @@ static void read_numa_maps(const char *fsroot, ng_proc *p)
     int fd = -1, have_heap = 0;
     FILE *f = NULL;
     if (cur.nodes && proc_file(path, sizeof path, fsroot, p->v.pid, "numa_maps") == 0)
-        fd = open_proc(path);
+        fd = ng_open_regular(path);
     if (fd < 0 || !(f = fdopen(fd, "r"))) {
         ng_note(&p->v.errors, "numa_maps: %s", strerror(errno));
         if (fd >= 0)

@@ -33,19 +33,6 @@ struct ng_inspection {
     ng_notes warnings;
 };
 
-/** Bounded read of a /proc or cgroup file (O_NOFOLLOW|O_NONBLOCK, regular
- *  files only, at most len-1 bytes, NUL added); -1 with errno. */
-long ng_read_bounded(const char *path, char *buf, size_t len);
-/** The same for fsroot/proc/PID/WHAT ("" = the directory itself). */
-long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len);
-
-/** Slurm job of a process: a "job_<digits>" component of a path in
- *  /proc/PID/cgroup (inspect_cgroup.c). 0, or -1 when none. */
-int ng_cgroup_job(const char *fsroot, int pid, char *id, size_t len);
-/** The CPUs the process's cpuset cgroup allows (v1 cpuset hierarchy,
- *  else v2), under fsroot/sys/fs/cgroup. 0, or -1 when unknown. */
-int ng_cgroup_cpus(const char *fsroot, int pid, hwloc_bitmap_t set);
-
 /** Append one note; control bytes and non-ASCII become \xNN so a note is
  *  always one printable line, whatever /proc held (issue: terminal escapes
  *  through check). Dropped when the list is full. */

@@ -60,10 +60,27 @@ size_t ng_topocache_strip_identifiers(char *xml, size_t len);
 /** The fsroot the topology was loaded with (NULL: "/"); topology.c. */
 const char *ng_topology_fsroot(const ng_topology *topo);
 
+/** Open @p path read-only with O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC; regular
+ *  files only (EINVAL otherwise): for files other users may control. */
+int ng_open_regular(const char *path);
+/** Bounded read of a /proc or cgroup file through ng_open_regular (at most
+ *  len-1 bytes, NUL added): the count, or -1 with errno. */
+long ng_read_bounded(const char *path, char *buf, size_t len);
+/** The same for fsroot/proc/PID/WHAT (pid <= 0: /proc/self; WHAT "" = the
+ *  directory itself). */
+long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len);
+
+/* lib/cgroup.c: what a process's cgroups say (pid <= 0: the caller). */
+/** Slurm job of a process: a "job_<digits>" component of a path in
+ *  /proc/PID/cgroup. 0, or -1 when none. */
+int ng_cgroup_job(const char *fsroot, int pid, char *id, size_t len);
+/** The CPUs the process's cpuset cgroup allows (v1 cpuset hierarchy,
+ *  else v2), under fsroot/sys/fs/cgroup. 0, or -1 when unknown. */
+int ng_cgroup_cpus(const char *fsroot, int pid, hwloc_bitmap_t set);
 /** The calling process's cgroup v2 CPU quota as whole CPUs: the smallest
- *  ceil(quota / period) of cpu.max in its cgroup (/proc/self/cgroup "0::")
- *  and every ancestor, read under @p fsroot. Returns 1 and *cpus when a
- *  quota is set, 0 when none (cgroup v1, "max", unreadable); threadenv.c. */
+ *  ceil(quota / period) of cpu.max in its v2 cgroup and its ancestors.
+ *  Returns 1 and sets *cpus when a quota is set, 0 when none (cgroup v1,
+ *  "max", unreadable). */
 int ng_cgroup_cpu_quota(const char *fsroot, unsigned *cpus);
 
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's

@@ -102,62 +102,6 @@ int ng_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
     return (int)n;
 }
 
-/* ---------------- cgroup v2 CPU quota ---------------- */
-
-/* ceil(quota / period) of one cpu.max file ("max 100000", "150000 100000");
- * 0 when unlimited, absent or malformed. */
-static unsigned cpu_max_file(const char *path)
-{
-    char buf[64];
-    unsigned long long quota, period;
-    if (ng_read_small_file(path, buf, sizeof buf) < 0 ||
-        sscanf(buf, "%llu %llu", &quota, &period) != 2 || period == 0 || quota == 0)
-        return 0;
-    unsigned long long cpus = (quota + period - 1) / period;
-    return cpus > NG_MAX_THREADS ? NG_MAX_THREADS : (unsigned)cpus;
-}
-
-/* The unified hierarchy's path of this process ("0::/a/b" -> "/a/b"). */
-static int own_cgroup(const char *fsroot, char *out, size_t len)
-{
-    char path[512], buf[4096];
-    if (ng_path(path, sizeof path, fsroot, "/proc/self/cgroup") < 0 ||
-        ng_read_small_file(path, buf, sizeof buf) < 0)
-        return -1;
-    for (char *line = buf, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        if (strncmp(line, "0::/", 4) == 0 && !strstr(line, "/.."))
-            return ng_strlcpy(out, line + 3, len);
-    }
-    return -1;
-}
-
-int ng_cgroup_cpu_quota(const char *fsroot, unsigned *cpus)
-{
-    char cg[1024], dir[1100], file[2200];
-    *cpus = 0;
-    if (own_cgroup(fsroot, cg, sizeof cg) < 0 ||
-        ng_path(dir, sizeof dir, fsroot, "/sys/fs/cgroup") < 0)
-        return 0;
-    if (strcmp(cg, "/") == 0)
-        cg[0] = '\0';
-    /* The smallest quota on the way up to the root applies ("/a/b", "/a",
-     * ""): at most one step per '/' of a bounded path. */
-    for (;;) {
-        snprintf(file, sizeof file, "%s%s/cpu.max", dir, cg);
-        unsigned q = cpu_max_file(file);
-        if (q && (!*cpus || q < *cpus))
-            *cpus = q;
-        char *slash = strrchr(cg, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-    }
-    return *cpus ? 1 : 0;
-}
-
 /* ---------------- OMP_PLACES ---------------- */
 
 /* The places of @p cpus: one per core (its PUs in @p cpus), or one per PU

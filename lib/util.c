@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ng_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -43,6 +44,31 @@ int ng_path(char *buf, size_t len, const char *fsroot, const char *abs_path)
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+/* Read from @p fd until EOF or len-1 bytes (NUL added). Returns the count,
+ * or -1 when the first read fails (EACCES on another user's environ and
+ * numa_maps comes at read time, not at open). Closes @p fd. */
+static long read_fd(int fd, char *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len - 1) {
+        ssize_t r = read(fd, buf + got, len - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && got == 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    return (long)got;
+}
+
 int ng_read_small_file(const char *path, char *buf, size_t len)
 {
     if (!len)
@@ -51,18 +77,43 @@ int ng_read_small_file(const char *path, char *buf, size_t len)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    size_t got = 0;
-    while (got < len - 1) {
-        ssize_t r = read(fd, buf + got, len - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = '\0';
+    if (read_fd(fd, buf, len) < 0)
+        buf[0] = '\0';   /* an unreadable file reads as empty, as before */
     return 0;
+}
+
+int ng_open_regular(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
+long ng_read_bounded(const char *path, char *buf, size_t len)
+{
+    if (!len)
+        return -1;
+    int fd = ng_open_regular(path);
+    return fd < 0 ? -1 : read_fd(fd, buf, len);
+}
+
+long ng_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len)
+{
+    char rel[96], path[4096];
+    int n = pid > 0 ? snprintf(rel, sizeof rel, "/proc/%d%s%s", pid, *what ? "/" : "", what)
+                    : snprintf(rel, sizeof rel, "/proc/self%s%s", *what ? "/" : "", what);
+    if (n < 0 || (size_t)n >= sizeof rel || ng_path(path, sizeof path, fsroot, rel) < 0) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return ng_read_bounded(path, buf, len);
 }
 
 int ng_busid_normalize(const char *in, char out[NG_BUSID_LEN])
