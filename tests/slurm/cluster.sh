@@ -22,6 +22,8 @@
 #
 # Settings (environment variables read by ngc_start):
 #   NG_SLURM_PORT_BASE  first TCP port (default 36817); uses base..base+N
+#   NG_SLURM_PORT_SEARCH  where the search for a free block starts (default
+#                       36817; check-releases uses its own range per chroot)
 #   NGC_NODES           number of slurmd daemons (default 1)
 #   NGC_TASK_PLUGIN     task/affinity (default; real CPUs) or task/none, or
 #                       task/cgroup,task/affinity (writes cgroup.conf with
@@ -82,15 +84,15 @@ ngc_pick_ports() {
         NGC_PORT=$NG_SLURM_PORT_BASE
         return 0
     fi
-    local base p busy
-    for ((base = 36817; base < 36817 + 400; base += 10)); do
+    local base p busy from=${NG_SLURM_PORT_SEARCH:-36817}
+    for ((base = from; base < from + 400; base += 10)); do
         busy=0
         for ((p = base; p < base + 10; p++)); do
             ngc_port_open "$p" && { busy=1; break; }
         done
         [ $busy = 0 ] && { NGC_PORT=$base; return 0; }
     done
-    ngc_log "no free port block in 36817-37216; set NG_SLURM_PORT_BASE"
+    ngc_log "no free port block in $from-$((from + 399)); set NG_SLURM_PORT_BASE"
     return 1
 }
 
@@ -254,7 +256,7 @@ ngc_write_config() {
         echo "JobCompType=jobcomp/none"
         echo "PlugStackConfig=$NGC_PLUGSTACK_CONF"
         echo "GresTypes=gpu"
-        echo "FirstJobId=1"
+        echo "FirstJobId=$(ngc_first_job_id "$tp")"
         echo "MinJobAge=30"
         echo "KillWait=2"
         [ -n "${NGC_TOPOLOGY:-}" ] && echo "SlurmdParameters=config_overrides"
@@ -281,6 +283,19 @@ ngc_write_config() {
     printf '%s\n' "${NGC_PLUGSTACK:-}" >"$NGC_PLUGSTACK_CONF"
     rm -f "$etc/cgroup.conf"
     case $tp in *task/cgroup*) ngc_write_cgroup_conf "$etc/cgroup.conf" ;; esac
+}
+
+# Job ids: 1, except under task/cgroup. Slurm names a job's cgroup
+# slurm_<node>/uid_<uid>/job_<id> (v1) without the cluster's name, and every
+# test cluster's nodes are ng1..ngN: two clusters at once (make check and
+# check-releases, or a job's cgroup a failed step left behind) would share
+# job_1 and Slurm fails the step writing its cpuset (EBUSY). So each such
+# cluster starts at an id from its ports and the clock.
+ngc_first_job_id() {
+    case $1 in
+        *task/cgroup*) echo $((1 + (NGC_PORT % 1000) * 60000 + ($(date +%s) % 600) * 100)) ;;
+        *) echo 1 ;;
+    esac
 }
 
 # cgroup v2 (one unified tree: cgroup.controllers at the top) or v1 (one
