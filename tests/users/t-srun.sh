@@ -149,6 +149,9 @@ else
 fi
 
 # --- the installed plugin in a real Slurm ---
+# The package checks above take ~40 s: another suite may have taken the
+# port block picked at start-up meanwhile, so pick a free one now.
+ngc_pick_ports || { echo "Bail out! no free port block"; exit 1; }
 NGT_PLUGIN=$ROOT/usr/lib/$MA/slurm-wlm/numaguard.so
 NGC_PLUGSTACK="required $NGT_PLUGIN allowed_policies=local,prefer,interleave,none"
 ngt_cluster
