@@ -9,6 +9,7 @@
 #   slurm     slurmctld + slurmd (auth/none) with the two DRM render nodes
 #             as gres GPUs; Slurm's own placement recorded as the baseline
 #   plugin    the numaguard SPANK plugin's placements (needs $BUILD/numaguard.so)
+#   cgroup    task/cgroup with ConstrainCores/ConstrainDevices on cgroup v2
 #   fallback  6.1 kernel: weighted interleave unsupported
 . /ngvm/env
 TAP=/ngvm/tap
@@ -44,6 +45,13 @@ at_least() { awk -v a="$1" -v p="$2" -v t="$3" 'BEGIN{exit !(a!="" && a>=t*p/100
 TOTAL=16384                        # 64 MiB / 4 KiB pages
 
 node_cpus() { cat "/sys/devices/system/node/node$1/cpulist"; }
+# within LIST1 LIST2: every CPU of cpulist LIST1 is in LIST2 (LIST1 non-empty).
+within() {
+    awk -v a="$1" -v b="$2" 'function ex(s, set,   n, i, k, p, q, j) {
+        n = split(s, p, ","); for (i = 1; i <= n; i++) { k = split(p[i], q, "-"); if (k == 1) q[2] = q[1]
+        for (j = q[1]; j <= q[2]; j++) set[j] = 1 } }
+        BEGIN { ex(a, A); ex(b, B); m = 0; for (x in A) { m++; if (!(x in B)) exit 1 }; exit m == 0 }'
+}
 # The NUMA node of a DRM device file (/dev/dri/renderD128 -> 0 or 1).
 dev_node() { cat "/sys/class/drm/$(basename "$1")/device/numa_node"; }
 dev_bus() { basename "$(readlink -f "/sys/class/drm/$(basename "$1")/device")"; }
@@ -139,7 +147,7 @@ SlurmdPidFile=$NGS/slurmd.pid
 SlurmctldLogFile=$NGS/slurmctld.log
 SlurmdLogFile=$NGS/slurmd.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
+TaskPlugin=${NGVM_TASK_PLUGIN:-task/affinity}
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
@@ -158,6 +166,9 @@ EOF
     : >$NGS/plugstack.conf
     # No systemd/dbus in the guest: slurmd makes its cgroup v2 scope itself.
     printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' >$NGS/cgroup.conf
+    case ${NGVM_TASK_PLUGIN:-} in
+        *task/cgroup*) printf 'ConstrainCores=yes\nConstrainDevices=yes\n' >>$NGS/cgroup.conf ;;
+    esac
     export SLURM_CONF=$NGS/slurm.conf
 }
 
@@ -342,6 +353,57 @@ phase_plugin() {
     c0=$(kv "$l0" cpus); c1=$(kv "$l1" cpus)
     check "CPU-only srun -n 2: one task per CPU node (cpus $c0 | $c1)" \
         eval '{ [ "$c0|$c1" = "$(node_cpus 0)|$(node_cpus 1)" ] || [ "$c0|$c1" = "$(node_cpus 1)|$(node_cpus 0)" ]; }'
+}
+
+# ---------------------------------------------------------------- cgroup
+# task/cgroup on cgroup v2 (issue 12): ConstrainCores=yes and
+# ConstrainDevices=yes (IgnoreSystemd=yes: no systemd here). Slurm then
+# renumbers each task's CUDA_VISIBLE_DEVICES from 0, so the GPU a task
+# really has is read from the kernel: the render node its devices cgroup
+# (a BPF program on v2) lets it access. Its CPUs, memory policy and pages
+# must be that GPU's node's, inside the step's cpuset.
+phase_cgroup() {
+    if [ ! -f "$PLUGIN" ] || [ -z "${SLURMD:-}" ]; then
+        notok "task/cgroup phase needs Slurm and $PLUGIN"; return
+    fi
+    slurm_stop
+    rm -rf $NGS/state $NGS/spool
+    NGVM_TASK_PLUGIN=task/cgroup,task/affinity
+    if ! slurm_start; then
+        notok "task/cgroup: slurmd starts with ConstrainCores/ConstrainDevices on cgroup v2"
+        tail -n 20 $NGS/slurmd.log | sed 's/^/#   /' >>"$TAP"
+        return
+    fi
+    ok "task/cgroup: slurmd starts with ConstrainCores/ConstrainDevices on cgroup v2"
+    plugin_on
+    for bind in "--gpus-per-task=1" "--gres=gpu:2 --gpu-bind=map_gpu:1,0"; do
+        n=cg-${bind##*=}
+        wait_idle
+        # -c 2: the step owns every CPU (its cpuset is the whole node).
+        srun -n 2 -c 2 $bind --numa-policy=local --omp-guard sh -c '
+            for r in /dev/dri/renderD*; do [ -r "$r" ] && echo "dev rank=$SLURM_PROCID $r"; done
+            c=$(sed -n "s/^0:://p" /proc/self/cgroup)
+            while [ -n "$c" ] && [ ! -f "/sys/fs/cgroup$c/cpuset.cpus.effective" ]; do c=${c%/*}; done
+            echo "cpuset rank=$SLURM_PROCID $(cat /sys/fs/cgroup$c/cpuset.cpus.effective 2>/dev/null)"
+            exec '"$PROBE"' -t '"$n" >$NGS/$n.out 2>$NGS/$n.err
+        echo $? >$NGS/$n.rc
+        sed 's/^/#   /' $NGS/$n.out >>"$TAP"
+        grep -i numaguard $NGS/$n.err | head -4 | sed 's/^/#   err: /' >>"$TAP"
+        check "task/cgroup $bind: srun exits 0" [ "$(cat $NGS/$n.rc)" = 0 ]
+        for r in 0 1; do
+            l=$(rank_line $NGS/$n.out $r)
+            dev=$(sed -n "s/^dev rank=$r //p" $NGS/$n.out)
+            cs=$(sed -n "s/^cpuset rank=$r //p" $NGS/$n.out)
+            nd=$(dev_node "$dev" 2>/dev/null || echo -1)
+            check "task/cgroup $bind: rank $r may access only $dev (node $nd); NUMAGUARD_GPUS $(kv "$l" env.NUMAGUARD_GPUS) is its bus id" \
+                eval '[ "$(printf "%s\n" "$dev" | grep -c .)" = 1 ] &&
+                      [ "$(kv "$l" env.NUMAGUARD_GPUS)" = "$(dev_bus "$dev")" ]'
+            check "task/cgroup $bind: rank $r cpus $(kv "$l" cpus) = node $nd CPUs, inside the step cpuset $cs; policy $(kv "$l" policy) $(kv "$l" polnodes); pages $(kv "$l" pages); OMP_NUM_THREADS $(kv "$l" env.OMP_NUM_THREADS)" \
+                eval '[ "$nd" -ge 0 ] && [ "$(kv "$l" cpus)" = "$(node_cpus $nd)" ] &&
+                      within "$(kv "$l" cpus)" "$cs" && [ "$(kv "$l" polnodes)" = "$nd" ] &&
+                      at_least "$(pg "$l" $nd)" 99 $TOTAL && [ "$(kv "$l" env.OMP_NUM_THREADS)" = 2 ]'
+        done
+    done
 }
 
 # ---------------------------------------------------------------- fallback

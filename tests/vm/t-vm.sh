@@ -131,7 +131,7 @@ EOF
 
 phases_of() {
     case $1 in
-        612) echo "raw slurm plugin" ;;
+        612) echo "raw slurm plugin cgroup" ;;
         61) echo "raw slurm fallback" ;;
     esac
 }
