@@ -442,6 +442,51 @@ static int check_plan(const char *file, const ng_topology *topo, const job *j, c
     return good;
 }
 
+/* Ties: tasks with one GPU each whose nearest NICs are the same set take
+ * them in turn, so within such a set the use counts differ by at most 1. */
+static int check_ties(const char *file, const ng_topology *topo, const job *j)
+{
+    ng_net_plan *np = plan(topo, j, "auto", NULL);
+    if (!np)
+        return ok(0, "%s: ties plan failed: %s", file, err);
+    uint64_t key[64];
+    unsigned pick[64], nnic = ng_topology_nic_count(topo);
+    int good = 1;
+    for (unsigned t = 0; t < j->ntasks; t++) {
+        unsigned g = (unsigned)j->gpus[j->offset[t]], best = NG_PCI_SYSTEM + 1;
+        key[t] = 0;
+        for (unsigned i = 0; i < nnic && i < 64; i++) {
+            if (!ng_nic_filter_admits(NULL, ng_topology_nic(topo, i)))
+                continue;
+            unsigned d = ng_topology_gpu_nic_distance(topo, g, i);
+            if (d < best)
+                best = d, key[t] = 0;
+            if (d == best)
+                key[t] |= (uint64_t)1 << i;
+        }
+        const unsigned *idx;
+        pick[t] = ng_net_plan_task_nics(np, t, &idx) ? idx[0] : 64;
+        good &= !key[t] || (pick[t] < 64 && (key[t] >> pick[t] & 1));
+    }
+    for (unsigned t = 0; good && t < j->ntasks; t++) {
+        unsigned lo = ~0u, hi = 0;
+        for (unsigned i = 0; i < 64; i++) {
+            if (!(key[t] >> i & 1))
+                continue;
+            unsigned c = 0;
+            for (unsigned u = 0; u < j->ntasks; u++)
+                c += key[u] == key[t] && pick[u] == i;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        good &= !key[t] || hi - lo <= 1;
+    }
+    ng_net_plan_free(np);
+    if (!good)
+        ok(0, "%s: tasks tying on the same NICs do not take them in turn", file);
+    return good;
+}
+
 static void properties(const char *file, ng_topology *topo)
 {
     unsigned ngpu = ng_topology_gpu_count(topo);
@@ -454,6 +499,8 @@ static void properties(const char *file, ng_topology *topo)
             if (ngpu && ngpu / per[p] >= 1 && ngpu / per[p] <= 64) {
                 job_gpus(&j, ngpu / per[p], per[p]);
                 good &= check_plan(file, topo, &j, affs[a]);
+                if (a == 0 && per[p] == 1)
+                    good &= check_ties(file, topo, &j);
             }
         /* CPU-only tasks, one per NUMA node with CPUs (at most 16). */
         job_gpus(&j, 0, 0);
@@ -466,7 +513,7 @@ static void properties(const char *file, ng_topology *topo)
             hwloc_bitmap_free(j.cpus[t]);
     }
     ok(good, "%s: %u NICs, %u GPUs: every task's first NIC at the smallest distance, list "
-             "sorted, NCCL_IB_HCA the same in every task (nccl-per-rank: the task's own)", file, ng_topology_nic_count(topo), ngpu);
+             "sorted, ties taken in turn, NCCL_IB_HCA the same in every task (nccl-per-rank: the task's own)", file, ng_topology_nic_count(topo), ngpu);
 }
 
 static int cmp_str(const void *a, const void *b)
