@@ -38,8 +38,10 @@ LIB_SRCS   := $(sort $(wildcard lib/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TOOL_SRCS  := $(sort $(wildcard tools/*.c))
 TOOL_OBJS  := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
-SPANK_SRCS := $(sort $(wildcard spank/*.c))
+# spank/faults.c belongs only to the test build of the plugin (below).
+SPANK_SRCS := $(sort $(filter-out spank/faults.c,$(wildcard spank/*.c)))
 SPANK_OBJS := $(SPANK_SRCS:%.c=$(BUILD)/%.o)
+FAULT_OBJS := $(SPANK_SRCS:%.c=$(BUILD)/faults/%.o) $(BUILD)/faults/spank/faults.o
 TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
@@ -74,6 +76,19 @@ $(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS) spank/numaguard.map
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
 	    -o $@ $(SPANK_OBJS) $(LIB_OBJS) $(NG_LIBS)
 
+# The test build of the plugin: the same sources plus spank/faults.c, with
+# -DNG_FAULT_INJECTION (the admin's test_fault=POINT). Loaded only by the
+# fault suites (tests/hardening/t-faults.sh, tests/slurm/t-slurm-spank.sh);
+# never installed. Its objects have their own directory (a shorter stem
+# than $(BUILD)/%.o, so make picks this rule for them).
+$(BUILD)/faults/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -DNG_FAULT_INJECTION -I$(SLURM_INCLUDE) -c $< -o $@
+
+$(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(LIB_OBJS) spank/numaguard.map
+	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
+	    -o $@ $(FAULT_OBJS) $(LIB_OBJS) $(NG_LIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libnumaguard.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_TEST_LIBS) $(SANFLAGS)
@@ -87,7 +102,7 @@ $(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(SANFLAGS)
 
-tests: $(TEST_BINS) $(HELPER_BINS)
+tests: $(TEST_BINS) $(HELPER_BINS) $(if $(HAVE_SPANK),$(BUILD)/numaguard-faults.so)
 
 deps:
 	@sh tests/install-deps.sh

@@ -42,14 +42,23 @@ static long ng_sys_set_mempolicy(int mode, const unsigned long *mask, unsigned l
     return syscall(SYS_set_mempolicy, mode, mask, maxnode);
 }
 
-/* Test seams (lib/testhooks.h, not API): tests/unit/test_apply.c replaces
- * set_mempolicy to simulate old kernels (EINVAL for modes 5 and 6) and
- * EPERM; the plugin's test_fault= argument replaces both (spank/faults.c).
- * Must return -1 with errno set on failure. */
-long (*ng_apply_set_mempolicy_fn)(int mode, const unsigned long *mask,
-                                  unsigned long maxnode) = ng_sys_set_mempolicy;
-int (*ng_apply_sched_setaffinity_fn)(pid_t pid, size_t size,
-                                     const cpu_set_t *mask) = sched_setaffinity;
+/* The real calls behind ng_apply_task. Tests reach others only through
+ * ng_apply_task_sys (lib/testhooks.h): a table the caller passes in, never
+ * a writable global. */
+static long sys_set_mempolicy(const ng_sys_ops *sys, int mode, const unsigned long *mask,
+                              unsigned long maxnode)
+{
+    if (sys && sys->set_mempolicy)
+        return sys->set_mempolicy(mode, mask, maxnode);
+    return ng_sys_set_mempolicy(mode, mask, maxnode);
+}
+
+static int sys_setaffinity(const ng_sys_ops *sys, size_t size, const cpu_set_t *mask)
+{
+    if (sys && sys->sched_setaffinity)
+        return sys->sched_setaffinity(0, size, mask);
+    return sched_setaffinity(0, size, mask);
+}
 
 /* ---------------------------------------------------------------- */
 /* CPU affinity                                                       */
@@ -57,7 +66,8 @@ int (*ng_apply_sched_setaffinity_fn)(pid_t pid, size_t size,
 
 /* Bind the calling thread (= the task before exec) to @p set. A dynamic
  * cpu_set_t is used so machines with more than CPU_SETSIZE (1024) CPUs work. */
-static int set_affinity(hwloc_const_cpuset_t set, char *err, size_t errlen)
+static int set_affinity(const ng_sys_ops *sys, hwloc_const_cpuset_t set, char *err,
+                        size_t errlen)
 {
     int last = hwloc_bitmap_last(set);
     if (hwloc_bitmap_iszero(set) || last < 0)
@@ -72,7 +82,7 @@ static int set_affinity(hwloc_const_cpuset_t set, char *err, size_t errlen)
     hwloc_bitmap_foreach_begin(i, set)
         CPU_SET_S(i, size, mask);
     hwloc_bitmap_foreach_end();
-    int rc = ng_apply_sched_setaffinity_fn(0, size, mask);
+    int rc = sys_setaffinity(sys, size, mask);
     int e = errno;
     CPU_FREE(mask);
     if (rc != 0) {
@@ -130,11 +140,11 @@ static void add_warning(ng_apply_result *res, const char *text)
         snprintf(res->warning + used, sizeof res->warning - used, "; %s", text);
 }
 
-static int set_policy(int mode, hwloc_const_bitmap_t nodes)
+static int set_policy(const ng_sys_ops *sys, int mode, hwloc_const_bitmap_t nodes)
 {
     unsigned long mask[NG_MASK_WORDS];
     bitmap_to_mask(nodes, mask);
-    return ng_apply_set_mempolicy_fn(mode, mask, (unsigned long)NG_MASK_BITS + 1) == 0 ? 0 : -1;
+    return sys_set_mempolicy(sys, mode, mask, (unsigned long)NG_MASK_BITS + 1) == 0 ? 0 : -1;
 }
 
 static int mempolicy_error(int e, const char *what, hwloc_const_bitmap_t nodes,
@@ -170,7 +180,7 @@ static int preferred_node(hwloc_const_bitmap_t nodes, int first)
 /* Apply @p mode on @p nodes with the documented fallbacks. Sets
  * res->mem_mode and res->mem_mode_text to what the kernel accepted.
  * @p first is the plan's mem_first (-1: none). */
-static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int first,
+static int apply_mempolicy(const ng_sys_ops *sys, ng_mem_mode mode, hwloc_const_bitmap_t nodes, int first,
                            int strict, ng_apply_result *res, char *err, size_t errlen)
 {
     int kmode;
@@ -181,7 +191,7 @@ static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int fir
     case NG_MEM_MODE_WEIGHTED: kmode = NG_MPOL_WEIGHTED_INTERLEAVE; break;
     default: return ng_fail(err, errlen, "unknown memory mode %d", (int)mode);
     }
-    if (set_policy(kmode, nodes) == 0) {
+    if (set_policy(sys, kmode, nodes) == 0) {
         res->mem_mode = mode;
         ng_strlcpy(res->mem_mode_text, ng_mem_mode_name(mode), sizeof res->mem_mode_text);
         return 0;
@@ -194,7 +204,7 @@ static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int fir
         if (!one)
             return ng_fail(err, errlen, "out of memory");
         hwloc_bitmap_only(one, (unsigned)node);
-        int rc = set_policy(MPOL_PREFERRED, one);
+        int rc = set_policy(sys, MPOL_PREFERRED, one);
         e = errno;
         if (rc == 0) {
             res->mem_mode = NG_MEM_MODE_PREFERRED_MANY;
@@ -213,7 +223,7 @@ static int apply_mempolicy(ng_mem_mode mode, hwloc_const_bitmap_t nodes, int fir
         if (strict)
             return ng_fail(err, errlen, "weighted interleave needs Linux >= 6.9 "
                            "(set_mempolicy: EINVAL); strict: not falling back");
-        if (set_policy(MPOL_INTERLEAVE, nodes) != 0)
+        if (set_policy(sys, MPOL_INTERLEAVE, nodes) != 0)
             return mempolicy_error(errno, "interleave", nodes, err, errlen);
         res->mem_mode = NG_MEM_MODE_INTERLEAVE;
         ng_strlcpy(res->mem_mode_text, ng_mem_mode_name(NG_MEM_MODE_INTERLEAVE),
@@ -416,6 +426,7 @@ typedef struct apply_sets {
     hwloc_bitmap_t mems;      /* what NUMAGUARD_MEMS reports */
     hwloc_bitmap_t saved;     /* affinity before we changed it */
     int have_saved;
+    const ng_sys_ops *sys;    /* the syscalls (NULL: the real ones) */
 } apply_sets;
 
 static void sets_free(apply_sets *s)
@@ -442,7 +453,7 @@ static int apply_cpus(const ng_task_plan *tp, unsigned flags, apply_sets *s,
             hwloc_bitmap_copy(s->cpus, s->saved);
         return 0;
     }
-    if (set_affinity(tp->cpus, err, errlen) != 0)
+    if (set_affinity(s->sys, tp->cpus, err, errlen) != 0)
         return -1;
     hwloc_bitmap_copy(s->cpus, tp->cpus);
     res->cpus_applied = 1;
@@ -464,7 +475,7 @@ static int apply_mem(const ng_task_plan *tp, const ng_policy *pol, unsigned flag
         return 0;
     if (clip_to_allowed(s->mems, res, err, errlen) != 0)
         return -1;
-    if (apply_mempolicy(tp->mem_mode, s->mems, tp->mem_first,
+    if (apply_mempolicy(s->sys, tp->mem_mode, s->mems, tp->mem_first,
                         (pol->mods & NG_MOD_STRICT) != 0, res, err, errlen) != 0)
         return -1;
     res->mem_applied = 1;
@@ -478,6 +489,13 @@ int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
                   const ng_env_ops *env, ng_apply_result *res,
                   char *err, size_t errlen)
 {
+    return ng_apply_task_sys(NULL, topo, plan, local_id, pol, flags, env, res, err, errlen);
+}
+
+int ng_apply_task_sys(const ng_sys_ops *sys, const ng_topology *topo, const ng_plan *plan,
+                      unsigned local_id, const ng_policy *pol, unsigned flags,
+                      const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
+{
     ng_apply_result local_res;
     if (!res)
         res = &local_res;
@@ -490,7 +508,7 @@ int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
     if (!tp)
         return ng_fail(err, errlen, "no plan for local task %u (plan has %u tasks)",
                        local_id, ng_plan_task_count(plan));
-    apply_sets s = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), 0};
+    apply_sets s = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), 0, sys};
     if (!s.cpus || !s.mems || !s.saved) {
         sets_free(&s);
         return ng_fail(err, errlen, "out of memory");
@@ -500,7 +518,7 @@ int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
         /* All or nothing for the syscalls: a task whose memory policy failed
          * runs where Slurm placed it, not half-moved. */
         if (res->cpus_applied && s.have_saved)
-            set_affinity(s.saved, NULL, 0);
+            set_affinity(sys, s.saved, NULL, 0);
         res->cpus_applied = 0;
         rc = -1;
     }

@@ -1,8 +1,12 @@
-/* Test seams of the library: function pointers that stand between numaguard
- * and the few calls only the kernel or hwloc can make fail. Each one starts
- * as the real call. Unit tests replace them to simulate old kernels,
- * containers and broken discovery; the SPANK plugin replaces them only when
- * the admin's plugstack.conf says test_fault=POINT (spank/faults.c).
+/* Test seams of the library: the few calls only the kernel or hwloc can make
+ * fail, reached through an ops table the CALLER passes in (no writable
+ * globals: nothing another plugin or a stray write could redirect in a
+ * process running as root). Unit tests pass tables that simulate old
+ * kernels, containers and broken discovery; the test build of the SPANK
+ * plugin (build/numaguard-faults.so, spank/faults.c, -DNG_FAULT_INJECTION)
+ * passes them for the admin's test_fault=POINT. The shipped plugin and the
+ * CLI never include this header: they call ng_apply_task and
+ * ng_topology_load, which use the real calls.
  * Not API: not installed, not in numaguard.h. */
 #ifndef NG_TESTHOOKS_H
 #define NG_TESTHOOKS_H
@@ -12,18 +16,29 @@
 #include <sys/types.h>
 #include <hwloc.h>
 
-/** set_mempolicy(2) as ng_apply_task calls it (lib/apply.c); returns -1
- *  with errno set on failure. */
-extern long (*ng_apply_set_mempolicy_fn)(int mode, const unsigned long *mask,
-                                         unsigned long maxnode);
+#include "numaguard.h"
 
-/** sched_setaffinity(2) as ng_apply_task calls it (lib/apply.c), also when
- *  it restores the task's affinity; returns -1 with errno set on failure. */
-extern int (*ng_apply_sched_setaffinity_fn)(pid_t pid, size_t size, const cpu_set_t *mask);
+/** The calls behind ng_apply_task and ng_topology_load. A NULL table, or a
+ *  NULL member, means the real call. */
+typedef struct ng_sys_ops {
+    /** set_mempolicy(2) (lib/apply.c); -1 with errno set on failure. */
+    long (*set_mempolicy)(int mode, const unsigned long *mask, unsigned long maxnode);
+    /** sched_setaffinity(2) (lib/apply.c), also when the task's affinity
+     *  is restored after a failed memory policy; -1 with errno on failure. */
+    int (*sched_setaffinity)(pid_t pid, size_t size, const cpu_set_t *mask);
+    /** The hwloc NUMA node after @p prev (NULL: the first), NULL at the end:
+     *  the objects ng_topology_load builds its NUMA view from
+     *  (lib/topology.c). Returning NULL simulates hwloc finding none. */
+    hwloc_obj_t (*next_numa)(hwloc_topology_t hw, hwloc_obj_t prev);
+} ng_sys_ops;
 
-/** The hwloc NUMA node after @p prev (NULL: the first), NULL at the end:
- *  the objects ng_topology_load builds its NUMA view from (lib/topology.c).
- *  A replacement returning NULL simulates hwloc finding no NUMA node. */
-extern hwloc_obj_t (*ng_topology_next_numa_fn)(hwloc_topology_t hw, hwloc_obj_t prev);
+/** ng_apply_task with the syscalls of @p sys. */
+int ng_apply_task_sys(const ng_sys_ops *sys, const ng_topology *topo, const ng_plan *plan,
+                      unsigned local_id, const ng_policy *pol, unsigned flags,
+                      const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen);
+
+/** ng_topology_load with the hwloc walk of @p sys. */
+int ng_topology_load_sys(const ng_sys_ops *sys, ng_topology **out,
+                         const ng_topology_options *opts, char *err, size_t errlen);
 
 #endif

@@ -413,16 +413,17 @@ static hwloc_obj_t next_numa(hwloc_topology_t hw, hwloc_obj_t prev)
     return hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, prev);
 }
 
-/* Test seam (lib/testhooks.h): the plugin's test_fault=no_numa hides every
- * NUMA node here to simulate hwloc finding none. */
-hwloc_obj_t (*ng_topology_next_numa_fn)(hwloc_topology_t hw, hwloc_obj_t prev) = next_numa;
-
-static int build_numa(ng_topology *t, const ng_topology_options *o)
+/* @p sys (lib/testhooks.h) may replace the walk over hwloc's NUMA nodes:
+ * the fault build of the plugin (test_fault=no_numa) and unit tests hide
+ * them to simulate hwloc finding none. NULL: hwloc's own walk. */
+static int build_numa(ng_topology *t, const ng_topology_options *o, const ng_sys_ops *sys)
 {
+    hwloc_obj_t (*next)(hwloc_topology_t, hwloc_obj_t) =
+        sys && sys->next_numa ? sys->next_numa : next_numa;
     unsigned cap = 0;
     int hbm = cpu_has_hbm(t->hw);
     hwloc_obj_t obj = NULL;
-    while ((obj = ng_topology_next_numa_fn(t->hw, obj)) != NULL)
+    while ((obj = next(t->hw, obj)) != NULL)
         if (numa_add_hwloc(t, &cap, obj, hbm) < 0)
             return -1;
     if (t->this_system) {
@@ -790,6 +791,12 @@ static int hw_load_cache(ng_topology *t, const ng_topology_options *o)
 
 int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *err, size_t errlen)
 {
+    return ng_topology_load_sys(NULL, out, opts, err, errlen);
+}
+
+int ng_topology_load_sys(const ng_sys_ops *sys, ng_topology **out,
+                         const ng_topology_options *opts, char *err, size_t errlen)
+{
     static const ng_topology_options none;
     const ng_topology_options *o = opts ? opts : &none;
     if (!out)
@@ -826,7 +833,7 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
         ng_topology_free(t);
         return ng_fail(err, errlen, "invalid topology: a PU index is above %d", NG_MAX_PU_OS_INDEX);
     }
-    if (!t->allowed || build_numa(t, o) < 0) {
+    if (!t->allowed || build_numa(t, o, sys) < 0) {
         ng_topology_free(t);
         return ng_fail(err, errlen, "out of memory while building the topology view");
     }

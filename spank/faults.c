@@ -1,18 +1,49 @@
-/* test_fault=POINT: failures only the kernel or hwloc could produce,
+/* test_fault=POINT, in the TEST BUILD of the plugin only
+ * (build/numaguard-faults.so, compiled with -DNG_FAULT_INJECTION; the
+ * shipped numaguard.so has none of this file and treats test_fault= as an
+ * unknown argument). Failures only the kernel or hwloc could produce,
  * injected where the plugin calls the library, so that
  * tests/hardening/t-faults.sh can check through real srun that each has
- * its documented outcome (docs/hardening.md). Only the admin's
- * plugstack.conf (root-owned) can arm one; without it nothing here runs.
- * The syscall and NUMA faults go through the library's seams
- * (lib/testhooks.h); the others fail at the plugin's call site with the
- * same error path a real failure takes. The POINT names are parsed in
- * spank/config.c (which the fuzzers link alone). */
+ * its documented outcome (docs/hardening.md).
+ * The syscall and NUMA faults go through an ng_sys_ops table passed to the
+ * library (lib/testhooks.h: no writable global); the others fail at the
+ * plugin's call site with the same error path a real failure takes. */
+#ifndef NG_FAULT_INJECTION
+#error "spank/faults.c belongs to the test build of the plugin only (-DNG_FAULT_INJECTION)"
+#endif
 #include "ng_spank.h"
 #include "testhooks.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* POINT names, in ng_fault order. */
+static const char *const fault_names[] = {
+    [NG_FAULT_NONE] = "none",
+    [NG_FAULT_MEMPOLICY_EINVAL] = "mempolicy_einval",
+    [NG_FAULT_MEMPOLICY_EPERM] = "mempolicy_eperm",
+    [NG_FAULT_AFFINITY_EINVAL] = "affinity_einval",
+    [NG_FAULT_TOPOLOGY_LOAD] = "topology_load",
+    [NG_FAULT_NO_NUMA] = "no_numa",
+    [NG_FAULT_GPU_LOOKUP] = "gpu_lookup",
+};
+
+int ng_fault_parse(const char *name, ng_fault *out)
+{
+    /* "none" is not accepted: an argument that does nothing is a typo. */
+    for (int f = NG_FAULT_NONE + 1; f <= NG_FAULT_GPU_LOOKUP; f++)
+        if (strcmp(name, fault_names[f]) == 0) {
+            *out = (ng_fault)f;
+            return 0;
+        }
+    return -1;
+}
+
+const char *ng_fault_name(ng_fault fault)
+{
+    return (unsigned)fault <= NG_FAULT_GPU_LOOKUP ? fault_names[fault] : "?";
+}
 
 static long mempolicy_einval(int mode, const unsigned long *mask, unsigned long maxnode)
 {
@@ -41,23 +72,34 @@ static int affinity_einval(pid_t pid, size_t size, const cpu_set_t *mask)
     return -1;
 }
 
-/* Runs in the forked task only (task_init), so slurmstepd keeps the real
- * calls; the task execs the user's program right after. */
-void ng_fault_arm_syscalls(ng_fault fault)
-{
-    if (fault == NG_FAULT_MEMPOLICY_EINVAL)
-        ng_apply_set_mempolicy_fn = mempolicy_einval;
-    else if (fault == NG_FAULT_MEMPOLICY_EPERM)
-        ng_apply_set_mempolicy_fn = mempolicy_eperm;
-    else if (fault == NG_FAULT_AFFINITY_EINVAL)
-        ng_apply_sched_setaffinity_fn = affinity_einval;
-}
-
 static hwloc_obj_t no_numa(hwloc_topology_t hw, hwloc_obj_t prev)
 {
     (void)hw;
     (void)prev;
     return NULL;
+}
+
+/* The table for @p fault; NULL (the real calls) for the other points. */
+static const ng_sys_ops *fault_ops(ng_fault fault)
+{
+    static const ng_sys_ops einval = {.set_mempolicy = mempolicy_einval};
+    static const ng_sys_ops eperm = {.set_mempolicy = mempolicy_eperm};
+    static const ng_sys_ops affinity = {.sched_setaffinity = affinity_einval};
+    static const ng_sys_ops hide_numa = {.next_numa = no_numa};
+    switch (fault) {
+    case NG_FAULT_MEMPOLICY_EINVAL: return &einval;
+    case NG_FAULT_MEMPOLICY_EPERM: return &eperm;
+    case NG_FAULT_AFFINITY_EINVAL: return &affinity;
+    case NG_FAULT_NO_NUMA: return &hide_numa;
+    default: return NULL;
+    }
+}
+
+int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *plan,
+                        unsigned local_id, const ng_policy *pol, unsigned flags,
+                        const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
+{
+    return ng_apply_task_sys(fault_ops(fault), topo, plan, local_id, pol, flags, env, res, err, errlen);
 }
 
 int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,
@@ -71,19 +113,17 @@ int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_
     }
     if (fault != NG_FAULT_NO_NUMA)
         return ng_topology_load(out, opts, err, errlen);
-    /* The library's own check must catch it: only hide the nodes, and only
-     * for this one load. */
-    hwloc_obj_t (*saved)(hwloc_topology_t, hwloc_obj_t) = ng_topology_next_numa_fn;
-    ng_topology_next_numa_fn = no_numa;
-    int rc = ng_topology_load(out, opts, err, errlen);
-    ng_topology_next_numa_fn = saved;
+    /* The library's own check must catch it: only the walk is replaced. */
+    int rc = ng_topology_load_sys(fault_ops(fault), out, opts, err, errlen);
     if (rc < 0 && errlen && strnlen(err, errlen) + 40 < errlen)
         strncat(err, " (injected by test_fault=no_numa)", errlen - strlen(err) - 1);
     return rc;
 }
 
-int ng_fault_gpu_lookup(char *err, size_t errlen)
+int ng_fault_gpu_lookup(ng_fault fault, char *err, size_t errlen)
 {
+    if (fault != NG_FAULT_GPU_LOOKUP)
+        return 0;
     snprintf(err, errlen, "GPU lookup failed (injected by test_fault=gpu_lookup)");
     return -1;
 }

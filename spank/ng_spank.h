@@ -13,8 +13,10 @@
 #define PATH_MAX 4096
 #endif
 
-/** Failure points the admin's test_fault=POINT argument injects (tests
- *  only; spank/faults.c, docs/hardening.md). */
+#ifdef NG_FAULT_INJECTION
+/** Failure points the admin's test_fault=POINT argument injects: only in
+ *  the test build of the plugin (numaguard-faults.so, spank/faults.c,
+ *  docs/hardening.md); the shipped numaguard.so has no such argument. */
 typedef enum ng_fault {
     NG_FAULT_NONE = 0,
     NG_FAULT_MEMPOLICY_EINVAL,   /**< set_mempolicy fails with EINVAL */
@@ -29,14 +31,16 @@ typedef enum ng_fault {
 int ng_fault_parse(const char *name, ng_fault *out);
 /** "mempolicy_einval", ...; "none" for NG_FAULT_NONE. */
 const char *ng_fault_name(ng_fault fault);
-/** In the task, before ng_apply_task: replace the syscall seams for a
- *  syscall fault (no effect for other faults). */
-void ng_fault_arm_syscalls(ng_fault fault);
+/** ng_apply_task with the syscalls failing as @p fault says. */
+int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *plan,
+                        unsigned local_id, const ng_policy *pol, unsigned flags,
+                        const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen);
 /** ng_topology_load, failing as @p fault says (topology_load, no_numa). */
 int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,
                            char *err, size_t errlen);
-/** The injected GPU lookup failure as an error line; returns -1. */
-int ng_fault_gpu_lookup(char *err, size_t errlen);
+/** -1 with the injected error line under gpu_lookup, else 0. */
+int ng_fault_gpu_lookup(ng_fault fault, char *err, size_t errlen);
+#endif
 
 /** plugstack.conf arguments, parsed once per process in slurm_spank_init. */
 typedef struct ng_spank_conf {
@@ -56,7 +60,9 @@ typedef struct ng_spank_conf {
     char fsroot[PATH_MAX];           /**< "" = "/" */
     char gres_conf[PATH_MAX];        /**< "" = beside SLURM_CONF, else /etc/slurm */
     char cache_dir[PATH_MAX];        /**< topology cache; "" = off (topology_cache=off) */
-    ng_fault test_fault;             /**< test_fault=POINT (tests only); NONE in production */
+#ifdef NG_FAULT_INJECTION
+    ng_fault test_fault;             /**< test_fault=POINT (test build only) */
+#endif
 } ng_spank_conf;
 
 /** Parse plugstack.conf argv into @p conf. On a bad argument, conf->disabled
@@ -91,6 +97,12 @@ typedef struct ng_step {
     int active;                      /**< 1: tasks apply the plan */
     int failed;                      /**< 1: planning failed (strict fails tasks) */
     char failure[512];               /**< why, for the once-per-step message */
+    int admin_failure;               /**< the failure is the node's or the admin's
+                                          (topology): slurmd log, users only if asked */
+    int asked;                       /**< the user gave --numa-policy (not none) or
+                                          --omp-guard (not off): not only defaults */
+    char cache_note[640];            /**< why the topology cache was not used ("" = used
+                                          or off), for the slurmd log */
     int strict, verbose, quiet;
     int plan_only;                   /**< topology is not this machine */
     int user_cpu_bind;               /**< srun --cpu-bind other than none: keep Slurm's CPUs */
@@ -142,5 +154,34 @@ void ng_step_free(ng_step *step);
 int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
                           char *err, size_t errlen);
 
+/* The library calls the plugin makes where the test build injects faults
+ * (spank/faults.c). In the shipped build these are the plain calls: no
+ * branch on a test argument is compiled in. */
+static inline int ng_spank_apply_task(const ng_spank_conf *conf, const ng_topology *topo,
+                                      const ng_plan *plan, unsigned local_id,
+                                      const ng_policy *pol, unsigned flags,
+                                      const ng_env_ops *env, ng_apply_result *res,
+                                      char *err, size_t errlen)
+{
+#ifdef NG_FAULT_INJECTION
+    return ng_fault_apply_task(conf->test_fault, topo, plan, local_id, pol, flags, env, res,
+                               err, errlen);
+#else
+    (void)conf;
+    return ng_apply_task(topo, plan, local_id, pol, flags, env, res, err, errlen);
+#endif
+}
+
+static inline int ng_spank_topology_load(const ng_spank_conf *conf, ng_topology **out,
+                                         const ng_topology_options *opts, char *err,
+                                         size_t errlen)
+{
+#ifdef NG_FAULT_INJECTION
+    return ng_fault_topology_load(conf->test_fault, out, opts, err, errlen);
+#else
+    (void)conf;
+    return ng_topology_load(out, opts, err, errlen);
+#endif
+}
 
 #endif

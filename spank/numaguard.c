@@ -91,6 +91,17 @@ static const char *bare_optarg(const char *optarg)
     return optarg && strcmp(optarg, "(null)") != 0 ? optarg : NULL;
 }
 
+/* --numa-policy=none or --omp-guard=off (valid, asking for nothing). */
+static int opts_out(int val, const char *optarg)
+{
+    ng_policy pol;
+    ng_omp_guard g;
+    if (val == OPT_POLICY)
+        return optarg && ng_policy_parse(optarg, &pol, NULL, 0) == 0 &&
+               pol.kind == NG_POLICY_NONE && !(pol.mods & NG_MOD_HELP);
+    return ng_omp_guard_parse(optarg, &g, NULL, 0) == 0 && g.mode == NG_OMP_OFF;
+}
+
 static int cb_option(int val, const char *optarg, int remote)
 {
     char err[512];
@@ -100,8 +111,11 @@ static int cb_option(int val, const char *optarg, int remote)
     if (remote)
         return 0;
     if (g_conf.disabled) {
-        slurm_error("numaguard: disabled by a plugstack.conf error (%s); option ignored",
-                    g_conf.disabled_why);
+        /* The admin's error (slurmd's log has it): told only to a user who
+         * asks for something, not to one opting out. */
+        if (!opts_out(val, optarg))
+            slurm_error("numaguard: disabled by a plugstack.conf error (%s); option ignored",
+                        g_conf.disabled_why);
         return 0;
     }
     if (val == OPT_POLICY)
@@ -146,9 +160,11 @@ int slurm_spank_init(spank_t sp, int argc, char **argv)
         slurm_error("numaguard: plugstack.conf: %s; plugin disabled", g_conf.disabled_why);
         g_conf_logged = 1;
     }
+#ifdef NG_FAULT_INJECTION
     if (ctx == S_CTX_REMOTE && g_conf.test_fault != NG_FAULT_NONE)
         slurm_info("numaguard: test_fault=%s armed (plugstack.conf): for tests only",
                    ng_fault_name(g_conf.test_fault));
+#endif
     /* Register even when disabled: users' scripts with the options keep working. */
     if (spank_option_register(sp, &opt_policy) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS)
@@ -227,6 +243,10 @@ static int node_options(spank_t sp, int *any)
     if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0) {
         return step_failure("invalid --omp-guard on the node: %s", err);
     }
+    /* The user's own request, not the admin's defaults nor an opt-out:
+     * only such users hear of the admin's or the node's problems. */
+    g_step.asked = (have_p && g_step.policy.kind != NG_POLICY_NONE) ||
+                   (have_o && g_step.omp.mode != NG_OMP_OFF);
     return 0;
 }
 
@@ -298,6 +318,14 @@ int slurm_spank_user_init(spank_t sp, int argc, char **argv)
     in.node_name = stepd_node_name(node, sizeof node);
     g_step.user_cpu_bind = user_cpu_bind(sp);
     ng_step_plan(&g_step, &g_conf, &in);   /* failure recorded in g_step */
+    /* The admin's and the node's problems go to the slurmd log, once per
+     * step (user_init runs once per step on each node). slurm_info, not
+     * slurm_error: slurmstepd also copies errors to the user's srun. */
+    if (g_step.failed && g_step.admin_failure)
+        slurm_info("numaguard: node %s: error: %s; tasks run as Slurm placed them%s", node,
+                   g_step.failure, g_step.strict ? " (strict: tasks fail)" : "");
+    if (g_step.cache_note[0])
+        slurm_info("numaguard: node %s: %s", node, g_step.cache_note);
     if (g_step.gres_warning[0])   /* for the admin (slurmd log); task 0 tells the user */
         slurm_info("numaguard: node %s: %s", node, g_step.gres_warning);
     return 0;
@@ -362,8 +390,10 @@ static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen
     *n = 0;
     if (!p[0] && !p[1] && !p[2] && !p[3] && !p[4] && !p[5])
         return 0;
-    if (g_conf.test_fault == NG_FAULT_GPU_LOOKUP)
-        return ng_fault_gpu_lookup(err, errlen);
+#ifdef NG_FAULT_INJECTION
+    if (ng_fault_gpu_lookup(g_conf.test_fault, err, errlen) < 0)
+        return -1;
+#endif
     const char *root = g_conf.fsroot[0] ? g_conf.fsroot : NULL;
     /* ConstrainDevices: the devices cgroup names the task's GPUs; Slurm's
      * variables are then renumbered from 0 (t-slurm-cgroup.sh). */
@@ -434,12 +464,22 @@ static int keep_cpus_plan(const int *gpus, unsigned ngpus, ng_plan **out, char *
     return rc;
 }
 
-/* Step-level problems are reported by local task 0 only (once per node). */
+/* Step-level problems are reported by local task 0 only (once per node).
+ * The admin's or the node's (logged in slurmd's log) reach only users who
+ * asked for placement; under strict a failed task still says why, without
+ * the admin's details. */
 static int report_step_failure(uint32_t local)
 {
-    if (local == 0 && !g_step.quiet)
-        task_say("numaguard: %s; %s\n", g_step.failure,
-                 g_step.strict ? "strict: failing the task" : "tasks run as Slurm placed them");
+    if (local != 0 || g_step.quiet)
+        return g_step.strict ? -1 : 0;
+    if (g_step.admin_failure && !g_step.asked) {
+        if (g_step.strict)
+            task_say("numaguard: placement unavailable on this node (the admin's problem, "
+                     "in slurmd's log); strict: failing the task\n");
+        return g_step.strict ? -1 : 0;
+    }
+    task_say("numaguard: %s; %s\n", g_step.failure,
+             g_step.strict ? "strict: failing the task" : "tasks run as Slurm placed them");
     return g_step.strict ? -1 : 0;
 }
 
@@ -577,9 +617,8 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     task_ctx tc = {sp};
     ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc, .get = env_get};
     ng_apply_result res;
-    ng_fault_arm_syscalls(g_conf.test_fault);   /* tests only; nothing by default */
-    int rc = ng_apply_task(g_step.topo, plan, id, &g_step.policy, flags, &ops, &res,
-                           err, sizeof err);
+    int rc = ng_spank_apply_task(&g_conf, g_step.topo, plan, id, &g_step.policy, flags, &ops,
+                                 &res, err, sizeof err);
     if (rc == 0 && (mismatch || kept_cpus) && have_real)
         export_real_gpus(sp, gpus, ngpus);
     if (rc < 0 && !g_step.quiet)

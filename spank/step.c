@@ -186,6 +186,21 @@ static int predict_gpus(ng_step *step, const ng_spank_conf *conf, const ng_step_
     return 0;
 }
 
+/* Why live discovery ran although a cache is configured, for the admin
+ * (numaguard.c logs it once per step): the same checks the load made,
+ * re-run only on this fallback path. */
+static void cache_note(ng_step *step, const char *dir)
+{
+    char why[512];
+    step->cache_note[0] = '\0';
+    if (!dir || ng_topology_from_cache(step->topo))
+        return;
+    if (ng_topology_cache_valid(dir, why, sizeof why) == 1)
+        snprintf(why, sizeof why, "valid now, not at load time");
+    snprintf(step->cache_note, sizeof step->cache_note,
+             "topology cache %s not used (%s); topology discovered live", dir, why);
+}
+
 int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in)
 {
     char err[512], path[PATH_MAX];
@@ -196,9 +211,13 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     /* hwloc's lean plugin set (~2 ms per step) is already in slurmstepd's
      * environment, inherited from slurmd (slurm_spank_init): setenv here
      * would race with slurmstepd's threads. */
-    /* ng_topology_load, unless the admin's test_fault= says to fail it. */
-    if (ng_fault_topology_load(conf->test_fault, &step->topo, &topt, err, sizeof err) < 0)
+    /* ng_topology_load (the test build may inject a failure here). */
+    if (ng_spank_topology_load(conf, &step->topo, &topt, err, sizeof err) < 0) {
+        /* A node or admin problem (topology= file, hwloc), not the user's. */
+        step->admin_failure = 1;
         return step_fail(step, "cannot load the topology: %s", err);
+    }
+    cache_note(step, topt.cache_dir);
     step->plan_only = !ng_topology_is_this_system(step->topo);
     step->ntasks = in->ntasks ? in->ntasks : 1;
     /* The gres order is only needed when the step has GPUs (zero cost otherwise). */

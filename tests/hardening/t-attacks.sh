@@ -13,7 +13,8 @@
 #     not by setenv in the multi-threaded slurmstepd)
 # Each: the cache is refused (the step says "topology discovered live" and
 # tasks get the real machine's placement), the step ends in bounded time,
-# slurmd's log names the reason once, the node is idle afterwards.
+# slurmd's log names the reason once per step ("topology cache DIR not used
+# (why); topology discovered live"), the node is idle afterwards.
 # The 512-task GPU-exchange timeout is tests/unit/test_exchange.c.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/../slurm/testlib.sh"
@@ -39,10 +40,11 @@ as_user() { setpriv --reuid=$U --regid=$U --clear-groups "$@"; }
 # that every task ran with memory bound to node 0 (this host's only node
 # with CPUs), the time taken and the node state afterwards.
 urun() {
-    local desc=$1 want=$2 rc t0 secs
+    local desc=$1 want=$2 rc t0 secs n0 notes
     shift 2
     F=$NGT_OUT/$(echo "$desc" | tr -c 'a-zA-Z0-9\n' '_')
     ngc_wait_idle 10
+    n0=$(slurmd_log | grep -c "$CACHE_NOTE")
     t0=$(date +%s)
     as_user timeout 60 srun -D "$UDIR" "$@" --numa-policy=local,verbose "$NGT_PROBE" "NUMAGUARD_*" \
         >"$F" 2>"$F.err"
@@ -52,11 +54,22 @@ urun() {
     ngt_ok $(( secs >= 30 )) "$desc: step done in ${secs}s (bounded)"
     ngt_like "$(cat "$F.err")" "topology $want" "$desc: topology $want"
     ngt_check expect "$F" "$desc: real placement" all:mempolicy=bind all:memnodes=0
+    # slurmd's log gives the reason a configured cache was not used, once
+    # for the step (one node); nothing when it was used.
+    notes=$(slurmd_log | grep "$CACHE_NOTE" | tail -n +$((n0 + 1)))
+    [ -n "$notes" ] && printf '%s\n' "$notes" | sed 's/^/#   slurmd: /'
+    if [ "$want" = "from cache" ]; then
+        ngt_is "$(printf '%s' "$notes" | grep -c .)" 0 "$desc: no cache note in slurmd's log"
+    else
+        ngt_is "$(printf '%s\n' "$notes" | grep -Ec "not used \(.+\); topology discovered live")" 1 \
+            "$desc: slurmd's log says once why the cache was not used"
+    fi
     ngc_wait_idle 20
     ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards"
 }
 
 slurmd_log() { cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null; }
+CACHE_NOTE="numaguard: node ng1: topology cache .* not used ("
 
 # forge DIR XML: with the real stamp the user read ($REAL_STAMP), write
 # DIR/topology.xml := XML with a stamp carrying XML's size and FNV-1a hash

@@ -2,7 +2,8 @@
 # Fault matrix through real srun (private cluster of tests/slurm/cluster.sh):
 # broken admin config, broken driver files, hostile user values, failures
 # injected inside the plugin by the admin's test_fault=POINT argument
-# (syscalls, hwloc, GPU lookup), and odd machines (offline CPUs, fewer CPUs
+# (syscalls, hwloc, GPU lookup: only the test build numaguard-faults.so
+# knows it; the shipped numaguard.so refuses it as an unknown argument), and odd machines (offline CPUs, fewer CPUs
 # than tasks, CPUs with no NUMA node of their own). For each fault: the
 # step's exit status (0 = tasks ran as Slurm placed them, with a warning;
 # non-zero under strict or when srun refuses), the message, and that the
@@ -10,6 +11,16 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/../slurm/testlib.sh"
 ngt_start_suite faults plugin
+FAULT_SO=$NGT_BUILD/numaguard-faults.so   # make tests; never installed
+if [ ! -f "$FAULT_SO" ]; then
+    echo "1..0 # SKIP $FAULT_SO not built (make tests)"
+    exit 0
+fi
+# fault_plugstack ARGS...: ngt_plugstack for the test build of the plugin.
+fault_plugstack() {
+    NGT_PLUGIN=$FAULT_SO
+    ngt_plugstack "$@"
+}
 
 # fault DESC WANT_RC REGEX SRUN-ARGS... : run `srun ARGS sh -c true`-style
 # commands (ARGS include the command); check status, stderr and node state.
@@ -73,7 +84,7 @@ inject() {
     for x in "${a[@]}"; do
         case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
     done
-    NGC_PLUGSTACK="$(ngt_plugstack "test_fault=$point")"
+    NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
     ngt_cluster
     probe_fault "test_fault=$point: $desc" 0 "$re.*; tasks? runs? as Slurm placed (it|them)" \
         "$nl" "$nt" "${a[@]}"
@@ -86,12 +97,34 @@ inject() {
 
 # --- admin config faults (real node, task/affinity) ---------------------
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
-NGC_PLUGSTACK="$(ngt_plugstack topology=/nonexistent/topo.xml)"
+# An admin error goes to slurmd's log once per step, and to the user only
+# when they asked for placement themselves (not default_policy alone, not
+# --numa-policy=none).
+slurmd_count() { cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null | grep -Ec -- "$1"; }
+# admin_fault DESC LOG-REGEX WANT-USER(told|silent) FAULT-ARGS...: fault(),
+# then exactly one new slurmd log line for the step, and the user's stderr.
+admin_fault() {
+    local desc=$1 re=$2 user=$3 n0
+    shift 3
+    n0=$(slurmd_count "$re")
+    fault "$desc" "$@"
+    ngt_is "$(( $(slurmd_count "$re") - n0 ))" 1 "$desc: slurmd's log names it once for the step"
+    if [ "$user" = silent ]; then
+        ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 "$desc: nothing on the user's stderr"
+    fi
+}
+NGC_PLUGSTACK="$(ngt_plugstack topology=/nonexistent/topo.xml default_policy=local)"
 ngt_cluster
-fault "missing topology XML" 0 "numaguard: .*cannot load the topology.*tasks run as Slurm placed them" \
+lre="numaguard: node ng1: error: cannot load the topology: .*/nonexistent/topo\.xml"
+admin_fault "missing topology XML" "$lre" told 0 \
+    "numaguard: .*cannot load the topology.*tasks run as Slurm placed them" \
     -n 2 --numa-policy=local true
-fault "missing topology XML, strict" nonzero "strict: failing the task" \
+admin_fault "missing topology XML, strict" "$lre" told nonzero "strict: failing the task" \
     -n 2 --numa-policy=local,strict true
+admin_fault "missing topology XML, default_policy only (the user asked nothing)" "$lre" silent \
+    0 "" -n 2 true
+admin_fault "missing topology XML, --numa-policy=none (the user opted out)" "$lre" silent \
+    0 "" -n 2 --numa-policy=none true
 
 NGC_PLUGSTACK="$(ngt_plugstack topology=$NGT_TOP/tests/topologies/README.txt)"
 ngt_cluster
@@ -99,17 +132,38 @@ fault "topology file that is not XML" 0 "not a valid hwloc XML" -n 1 --numa-poli
 
 NGC_PLUGSTACK="$(ngt_plugstack no_such_argument=1)"
 ngt_cluster
-fault "unknown plugstack argument (plugin disabled)" 0 "" -n 1 --numa-policy=local true
+fault "unknown plugstack argument (plugin disabled)" 0 \
+    "numaguard: disabled by a plugstack.conf error \(unknown argument 'no_such_argument=1'\); option ignored" \
+    -n 1 --numa-policy=local true
+fault "unknown plugstack argument, --numa-policy=none (the user opted out)" 0 "" \
+    -n 1 --numa-policy=none true
+ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
+    "unknown plugstack argument, --numa-policy=none: nothing on the user's stderr"
+fault "unknown plugstack argument, no option" 0 "" -n 1 true
+ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
+    "unknown plugstack argument, no option: nothing on the user's stderr"
 ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
     "unknown plugstack argument: logged in slurmd's log"
 
-NGC_PLUGSTACK="$(ngt_plugstack test_fault=bogus)"
+NGC_PLUGSTACK="$(fault_plugstack test_fault=bogus)"
 ngt_cluster
 fault "unknown test_fault point (plugin disabled)" 0 "" -n 1 --numa-policy=local true
 ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: test_fault=bogus: unknown fault point.*; plugin disabled" \
     "unknown test_fault point: logged in slurmd's log"
+
+# The shipped plugin has no fault points: test_fault= is an unknown argument
+# there (plugin disabled, slurmd's log says so; nothing injected).
+NGC_PLUGSTACK="$(ngt_plugstack test_fault=mempolicy_eperm)"
+ngt_cluster
+probe_fault "shipped numaguard.so given test_fault=mempolicy_eperm" 0 "^$" 0 2 \
+    -n 2 --numa-policy=local
+ngt_check expect "$F" "shipped numaguard.so given test_fault=: nothing injected, nothing applied" \
+    "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
+ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+    "numaguard: plugstack.conf: unknown argument 'test_fault=mempolicy_eperm'; plugin disabled" \
+    "shipped numaguard.so given test_fault=: unknown argument in slurmd's log"
 
 # --- faults injected inside the plugin (test_fault=POINT, real node) -------
 # Syscalls: every task reports its own failure; the step's problems
@@ -132,7 +186,7 @@ inject no_numa "hwloc finds no NUMA node" \
 # A syscall fault only bites where numaguard makes the syscall: policy none
 # with --omp-guard sets no affinity and no memory policy, so the task gets
 # its thread cap with no warning.
-NGC_PLUGSTACK="$(ngt_plugstack test_fault=affinity_einval)"
+NGC_PLUGSTACK="$(fault_plugstack test_fault=affinity_einval)"
 ngt_cluster
 probe_fault "test_fault=affinity_einval, policy none" 0 "^$" 0 2 -n 2 --numa-policy=none --omp-guard=1
 ngt_check expect "$F" "test_fault=affinity_einval, policy none: threads capped" all:OMP_NUM_THREADS=1
@@ -230,7 +284,7 @@ fault "gres.conf missing (falls back to the task's variables)" 0 "numaguard: " \
 topo=$NGC_TOPOLOGY
 mapfile -t bus < <(ngc_topology_nvidia_gpus "$topo" | cut -d' ' -f1)
 cpus=$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
-NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo test_fault=gpu_lookup")"
+NGC_PLUGSTACK="$(fault_plugstack "topology=$topo test_fault=gpu_lookup")"
 ngt_cluster
 re="^numaguard: rank [01]: cannot identify this task's GPUs \(GPU lookup failed \(injected by test_fault=gpu_lookup\)\)"
 probe_fault "test_fault=gpu_lookup: identifying the task's GPUs fails" 0 \

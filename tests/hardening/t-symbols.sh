@@ -6,6 +6,11 @@
 #     slurm_spank_* callbacks; in particular no writable data (test-hook
 #     function pointers) and no library function another plugin could clash
 #     with or interpose;
+#   - no fault injection in the shipped plugin: numaguard.so has no
+#     "test_fault" string (its plugstack parser does not know the argument)
+#     and no plugin source but spank/faults.c includes lib/testhooks.h;
+#     the test build numaguard-faults.so (make tests) has them and exports
+#     the same SPANK symbols;
 #   - neither the plugin nor the CLI needs libnuma at run time (nothing of
 #     numaguard calls it; the test helpers do);
 #   - numaguard --version agrees with numaguard.h and debian/changelog.
@@ -42,6 +47,23 @@ writable=$(nm -D --defined-only "$so" | awk '$2 ~ /^[BDbdGgSs]$/ {print $3}' |
     grep -vx slurm_spank_init_failure_mode)
 ok "$([ -z "$writable" ]; echo $?)" "no writable data exported (test hooks stay local)"
 [ -z "$writable" ] || echo "$writable" | sed 's/^/#   writable: /'
+
+# Fault injection lives only in the test build (spank/faults.c, -DNG_FAULT_INJECTION).
+hits=$(strings "$so" | grep -c test_fault)
+echo "# strings $so | grep -c test_fault: $hits"
+ok "$([ "$hits" -eq 0 ]; echo $?)" "numaguard.so contains no \"test_fault\" string"
+inc=$(grep -l 'testhooks\.h' spank/*.c spank/*.h | grep -vx spank/faults.c)
+ok "$([ -z "$inc" ]; echo $?)" "only spank/faults.c includes lib/testhooks.h (${inc:-none else})"
+fso=$BUILD/numaguard-faults.so
+if [ -f "$fso" ]; then
+    fhits=$(strings "$fso" | grep -c test_fault)
+    echo "# strings $fso | grep -c test_fault: $fhits"
+    ok "$([ "$fhits" -gt 0 ]; echo $?)" "the test build numaguard-faults.so knows test_fault= ($fhits strings)"
+    fsyms=$(nm -D --defined-only "$fso" | awk '{print $3}' | sort)
+    ok "$([ "$fsyms" = "$syms" ]; echo $?)" "numaguard-faults.so exports the same SPANK symbols"
+else
+    echo "# $fso not built (make tests builds it): test-build checks skipped"
+fi
 
 for f in "$so" "$cli"; do
     needed=$(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')

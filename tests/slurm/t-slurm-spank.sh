@@ -56,7 +56,7 @@ ngt_like "$(cat "$NGC_DIR"/log/slurmd.ng1.log)" "numaguard: plugstack.conf: .*bo
     "init: bad plugstack argument: slurmd log names it"
 
 # 2. slurm_spank_user_init: the topology cannot be loaded.
-NGC_PLUGSTACK="required $NGT_PLUGIN test_fault=topology_load"
+NGC_PLUGSTACK="required $NGT_BUILD/numaguard-faults.so test_fault=topology_load"
 ngt_cluster
 srun_case "user_init: topology load fails, required" 0 "numaguard: cannot load the topology" \
     -n 2 --numa-policy=local true
@@ -70,7 +70,7 @@ ngt_like "$(scontrol show job "$job" 2>&1)" "JobState=(COMPLETED|FAILED)" "user_
 state_after "user_init: batch job with a strict step"
 
 # 3. slurm_spank_task_init: set_mempolicy refused; strict fails the tasks.
-NGC_PLUGSTACK="required $NGT_PLUGIN test_fault=mempolicy_eperm"
+NGC_PLUGSTACK="required $NGT_BUILD/numaguard-faults.so test_fault=mempolicy_eperm"
 ngt_cluster
 srun_case "task_init: set_mempolicy refused" 0 "" -n 2 --numa-policy=local true
 srun_case "task_init: set_mempolicy refused, strict" nonzero "strict: failing the task" \

@@ -3,6 +3,7 @@
  * (/proc/self/status Cpus_allowed_list, get_mempolicy) and the env it got.
  * Old-kernel fallbacks and EPERM are simulated through the syscall seam. */
 #include "internal.h"
+#include "testhooks.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -12,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The seam in lib/apply.c (not API). */
-extern long (*ng_apply_set_mempolicy_fn)(int mode, const unsigned long *mask,
-                                         unsigned long maxnode);
+/* The syscalls the next cases run with (lib/testhooks.h); NULL = the real
+ * ones. A table of this test's own, passed to ng_apply_task_sys. */
+static const ng_sys_ops *case_sys;
 
 /* ---- a tiny environment for ng_env_ops ---- */
 typedef struct env_store {
@@ -143,7 +144,7 @@ static int run_case(const apply_case *c, report *r)
         if (c->preset_name)
             env_set(&me->env, c->preset_name, c->preset_value);
         ng_env_ops ops = {env_is_set, env_set, &me->env, env_copy};
-        me->rc = ng_apply_task(c->topo, c->plan, c->local_id, &c->pol, c->flags, &ops,
+        me->rc = ng_apply_task_sys(case_sys, c->topo, c->plan, c->local_id, &c->pol, c->flags, &ops,
                                &me->res, me->err, sizeof me->err);
         read_cpus_allowed(me->cpus, sizeof me->cpus);
         read_mempolicy(&me->mode, me->mems, sizeof me->mems);
@@ -277,7 +278,9 @@ static void test_fallbacks(const ng_topology *topo, unsigned ntasks, const char 
     apply_case c = {topo, NULL, 0, {0}, 0, NULL, NULL};
     report r;
     char ecpus[256], emems[256];
-    ng_apply_set_mempolicy_fn = old_kernel;
+    static const ng_sys_ops old = {.set_mempolicy = old_kernel};
+    static const ng_sys_ops eperm = {.set_mempolicy = no_cap};
+    case_sys = &old;
 
     ng_plan *plan = make_plan(topo, ntasks, "prefer", NULL, &c.pol);
     c.plan = plan;
@@ -309,7 +312,7 @@ static void test_fallbacks(const ng_topology *topo, unsigned ntasks, const char 
        "failed apply restores affinity '%s', mode %d, exports nothing", r.cpus, r.mode);
     ng_plan_free(plan);
 
-    ng_apply_set_mempolicy_fn = no_cap;
+    case_sys = &eperm;
     plan = make_plan(topo, ntasks, "local", NULL, &c.pol);
     c.plan = plan;
     ran = run_case(&c, &r) == 0;
@@ -317,7 +320,7 @@ static void test_fallbacks(const ng_topology *topo, unsigned ntasks, const char 
        strcmp(r.cpus, orig_cpus) == 0,
        "EPERM: error '%s', affinity back to '%s'", r.err, r.cpus);
     ng_plan_free(plan);
-    ng_apply_set_mempolicy_fn = real_set_mempolicy;
+    case_sys = NULL;
 }
 
 /* ,bind: OMP_PROC_BIND + explicit OMP_PLACES of the bound CPUs, and only

@@ -1,5 +1,6 @@
-/* The library's test seams (lib/testhooks.h) that the plugin's test_fault=
- * argument uses: sched_setaffinity refused (EINVAL) and hwloc reporting no
+/* The library's test seams (lib/testhooks.h: an ng_sys_ops table passed to
+ * ng_apply_task_sys / ng_topology_load_sys) that the fault build of the
+ * plugin uses for test_fault=: sched_setaffinity refused (EINVAL) and hwloc reporting no
  * NUMA node. Checks the library's outcome for each: ng_apply_task fails
  * with one line naming the problem and changes nothing (affinity, memory
  * policy, env); ng_topology_load refuses a topology without NUMA nodes. */
@@ -68,11 +69,10 @@ static void test_affinity_refused(const ng_topology *topo)
     }
     ng_env_ops ops = {.set = env_set};
     ng_apply_result res;
-    int (*saved)(pid_t, size_t, const cpu_set_t *) = ng_apply_sched_setaffinity_fn;
-    ng_apply_sched_setaffinity_fn = refuse_affinity;
+    const ng_sys_ops refuse = {.sched_setaffinity = refuse_affinity};
     env_sets = 0;
-    int rc = ng_apply_task(topo, plan, 0, &req.policy, 0, &ops, &res, err, sizeof err);
-    ng_apply_sched_setaffinity_fn = saved;
+    int rc = ng_apply_task_sys(&refuse, topo, plan, 0, &req.policy, 0, &ops, &res, err,
+                               sizeof err);
     ng_current_cpus(cur);
     ng_list_format(cur, after, sizeof after);
     ok(rc == -1 && strstr(err, "sched_setaffinity(") && strstr(err, "refused (EINVAL)") &&
@@ -90,21 +90,17 @@ static void test_no_numa(void)
 {
     char err[512] = "";
     ng_topology *topo = (ng_topology *)1;
-    hwloc_obj_t (*saved)(hwloc_topology_t, hwloc_obj_t) = ng_topology_next_numa_fn;
-    ng_topology_next_numa_fn = no_numa;
-    int rc = ng_topology_load(&topo, NULL, err, sizeof err);
-    ng_topology_next_numa_fn = saved;
+    const ng_sys_ops hide = {.next_numa = no_numa};
+    int rc = ng_topology_load_sys(&hide, &topo, NULL, err, sizeof err);
     ok(rc == -1 && topo == NULL && strstr(err, "no NUMA node") != NULL,
        "live load without NUMA nodes is refused: %s", err);
     ng_topology_options o = {0};
     o.xml_path = "tests/topologies/xeon-4s-offline-pus.xml";
-    ng_topology_next_numa_fn = no_numa;
-    rc = ng_topology_load(&topo, &o, err, sizeof err);
-    ng_topology_next_numa_fn = saved;
+    rc = ng_topology_load_sys(&hide, &topo, &o, err, sizeof err);
     ok(rc == -1 && topo == NULL && strstr(err, "no NUMA node") != NULL,
        "XML load without NUMA nodes is refused: %s", err);
     rc = ng_topology_load(&topo, &o, err, sizeof err);
-    ok(rc == 0 && ng_topology_numa_count(topo) == 1, "seam restored: the same XML loads (%u nodes)",
+    ok(rc == 0 && ng_topology_numa_count(topo) == 1, "without the table the same XML loads (%u nodes)",
        ng_topology_numa_count(topo));
     ng_topology_free(topo);
 }
