@@ -99,7 +99,7 @@ static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
         if (ng_fault_parse(val, &conf->test_fault) < 0)
             return conf_bad(conf, "test_fault=%s: unknown fault point (mempolicy_einval, "
                             "mempolicy_eperm, affinity_einval, topology_load, no_numa, "
-                            "gpu_lookup)", val);
+                            "gpu_lookup, exchange_absent)", val);
 #endif
     } else {
         return conf_bad(conf, "unknown argument '%s=%s'", key, val);

@@ -27,12 +27,13 @@ static const char *const fault_names[] = {
     [NG_FAULT_TOPOLOGY_LOAD] = "topology_load",
     [NG_FAULT_NO_NUMA] = "no_numa",
     [NG_FAULT_GPU_LOOKUP] = "gpu_lookup",
+    [NG_FAULT_EXCHANGE_ABSENT] = "exchange_absent",
 };
 
 int ng_fault_parse(const char *name, ng_fault *out)
 {
     /* "none" is not accepted: an argument that does nothing is a typo. */
-    for (int f = NG_FAULT_NONE + 1; f <= NG_FAULT_GPU_LOOKUP; f++)
+    for (int f = NG_FAULT_NONE + 1; f <= NG_FAULT_EXCHANGE_ABSENT; f++)
         if (strcmp(name, fault_names[f]) == 0) {
             *out = (ng_fault)f;
             return 0;
@@ -42,7 +43,7 @@ int ng_fault_parse(const char *name, ng_fault *out)
 
 const char *ng_fault_name(ng_fault fault)
 {
-    return (unsigned)fault <= NG_FAULT_GPU_LOOKUP ? fault_names[fault] : "?";
+    return (unsigned)fault <= NG_FAULT_EXCHANGE_ABSENT ? fault_names[fault] : "?";
 }
 
 static long mempolicy_einval(int mode, const unsigned long *mask, unsigned long maxnode)
@@ -126,4 +127,15 @@ int ng_fault_gpu_lookup(ng_fault fault, char *err, size_t errlen)
         return 0;
     snprintf(err, errlen, "GPU lookup failed (injected by test_fault=gpu_lookup)");
     return -1;
+}
+
+/* The last local task is the last one slurmstepd forks: every other task
+ * is already waiting for it, for the whole bounded wait. */
+int ng_fault_skip_exchange(ng_fault fault, unsigned local, unsigned ntasks)
+{
+    if (fault != NG_FAULT_EXCHANGE_ABSENT || local + 1 != ntasks)
+        return 0;
+    dprintf(2, "numaguard: local task %u: not joining the GPU exchange "
+            "(injected by test_fault=exchange_absent)\n", local);
+    return 1;
 }

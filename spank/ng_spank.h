@@ -24,7 +24,8 @@ typedef enum ng_fault {
     NG_FAULT_AFFINITY_EINVAL,    /**< sched_setaffinity fails with EINVAL */
     NG_FAULT_TOPOLOGY_LOAD,      /**< the topology load fails as if hwloc failed */
     NG_FAULT_NO_NUMA,            /**< hwloc reports no NUMA node */
-    NG_FAULT_GPU_LOOKUP          /**< identifying the task's GPUs fails */
+    NG_FAULT_GPU_LOOKUP,         /**< identifying the task's GPUs fails */
+    NG_FAULT_EXCHANGE_ABSENT     /**< the step's last local task never joins the GPU exchange */
 } ng_fault;
 
 /** POINT name -> fault; -1 if unknown. */
@@ -40,6 +41,9 @@ int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_
                            char *err, size_t errlen);
 /** -1 with the injected error line under gpu_lookup, else 0. */
 int ng_fault_gpu_lookup(ng_fault fault, char *err, size_t errlen);
+/** 1 if local task @p local must stay away from the GPU exchange
+ *  (exchange_absent: the last of @p ntasks, which says so on stderr). */
+int ng_fault_skip_exchange(ng_fault fault, unsigned local, unsigned ntasks);
 #endif
 
 /** plugstack.conf arguments, parsed once per process in slurm_spank_init. */

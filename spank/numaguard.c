@@ -529,6 +529,10 @@ static const char *local_label(char *line, size_t len, uint32_t local)
  * a new plan was made. */
 static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_plan **out)
 {
+#ifdef NG_FAULT_INJECTION
+    if (ng_fault_skip_exchange(g_conf.test_fault, local, g_step.ntasks))
+        return 0;
+#endif
     if (!ng_exchange_all(g_step.exchange, local, gpus, n, 3000))
         return 0;   /* a task never arrived: keep the prediction */
     unsigned nt = g_step.ntasks, used = 0;

@@ -296,4 +296,41 @@ ngt_check expect "$F" "test_fault=gpu_lookup: predicted GPUs" \
     "0:NUMAGUARD_GPUS=${bus[0]}" "1:NUMAGUARD_GPUS=${bus[1]}"
 probe_fault "test_fault=gpu_lookup, strict" strict "$re" 2 2 \
     -n 2 --exclusive -c $((cpus / 2)) --gpus-per-task=1 --numa-policy=local,strict
+
+# --- 512 tasks, one never joins the GPU exchange (issue 13) ---------------
+# The step's 512 tasks (Slurm's MaxTasksPerNode) share the node's 8 GPUs
+# (--gres=gpu:8) and publish what they see through the exchange page; with
+# test_fault=exchange_absent the last local task (the last forked) never
+# arrives: every other task gives up after the 3 s CLOCK_MONOTONIC bound
+# (futex sleep, no spinning) and keeps the step's prediction. Bounded time,
+# every task placed, the node idle afterwards.
+gpus8=$(IFS=,; echo "${bus[*]}")
+# exch DESC: 512 tasks printing "LOCALID NUMAGUARD_GPUS"; sets $secs.
+exch() {
+    local t0 rc
+    ngc_wait_idle 20
+    t0=$(date +%s%N)
+    timeout 120 srun -D "$NGT_OUT" -n 512 --overcommit --gres=gpu:8 --numa-policy=local \
+        sh -c 'echo "$SLURM_LOCALID ${NUMAGUARD_GPUS:-unset}"' >"$NGT_OUT/x.out" 2>"$NGT_OUT/x.err"
+    rc=$?
+    secs=$(( ($(date +%s%N) - t0) / 1000000 ))
+    secs=$((secs / 1000)).$(printf '%03d' $((secs % 1000)))
+    echo "# $1: srun of 512 tasks took ${secs}s"
+    ngt_is "$rc" 0 "$1: srun exit status"
+    ngt_is "$(awk -v g="$gpus8" '$2 == g' "$NGT_OUT/x.out" | sort -u | wc -l)" 512 \
+        "$1: all 512 tasks ran, each placed for the step's 8 GPUs"
+    ngc_wait_idle 20
+    ngt_is "$(ngc_node_states)" idle "$1: node idle afterwards"
+}
+NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo")"
+ngt_cluster
+exch "512 tasks, all join the exchange"
+base=$secs
+NGC_PLUGSTACK="$(fault_plugstack "topology=$topo test_fault=exchange_absent")"
+ngt_cluster
+exch "512 tasks, local task 511 never joins the exchange"
+ngt_is "$(grep -c 'numaguard: local task 511: not joining the GPU exchange (injected' "$NGT_OUT/x.err")" 1 \
+    "exchange_absent: only the last task stayed away"
+ngt_ok "$(awk -v s="$secs" 'BEGIN {exit !(s >= 3 && s < 30)}'; echo $?)" \
+    "exchange_absent: the others waited the 3 s bound and no longer (${secs}s; ${base}s when all join)"
 ngt_done
