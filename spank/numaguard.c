@@ -14,10 +14,12 @@
  * callbacks in srun/sbatch return -1, to refuse a bad value). */
 #include "ng_spank.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 SPANK_PLUGIN(numaguard, 1);
@@ -134,8 +136,25 @@ static int cb_option(int val, const char *optarg, int remote)
 static void write_topology_cache(int argc, char **argv)
 {
     char err[512];
-    if (ng_spank_conf_parse(&g_conf, argc, argv) < 0 || g_conf.topology[0] ||
-        !g_conf.cache_dir[0])
+    struct stat st;
+    /* The admin's errors, also at slurmd's start: seen before any step asks
+     * for placement (steps log them again, once each). stat only: the file
+     * is opened by the steps. */
+    if (ng_spank_conf_parse(&g_conf, argc, argv) < 0) {
+        slurm_error("numaguard: plugstack.conf: %s; plugin disabled", g_conf.disabled_why);
+        return;
+    }
+    if (g_conf.topology[0]) {
+        const char *why = NULL;
+        if (stat(g_conf.topology, &st) != 0)
+            why = strerror(errno);
+        else if (!S_ISREG(st.st_mode))
+            why = "not a regular file";
+        if (why)
+            slurm_error("numaguard: topology=%s: %s; steps cannot place tasks",
+                        g_conf.topology, why);
+    }
+    if (g_conf.topology[0] || !g_conf.cache_dir[0])
         return;
     if (ng_topology_cache_write(g_conf.cache_dir, err, sizeof err) < 0)
         slurm_info("numaguard: topology cache %s not written (%s); steps discover the "

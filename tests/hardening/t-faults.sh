@@ -116,6 +116,9 @@ admin_fault() {
 NGC_PLUGSTACK="$(ngt_plugstack topology=/nonexistent/topo.xml default_policy=local)"
 ngt_cluster
 lre="numaguard: node ng1: error: cannot load the topology: .*/nonexistent/topo\.xml"
+ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+    "error: numaguard: topology=/nonexistent/topo\.xml: No such file or directory; steps cannot place tasks" \
+    "missing topology XML: slurmd's log says so at slurmd's start"
 admin_fault "missing topology XML" "$lre" told 0 \
     "numaguard: .*cannot load the topology.*tasks run as Slurm placed them" \
     -n 2 --numa-policy=local true
@@ -145,6 +148,9 @@ ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
 ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
     "unknown plugstack argument: logged in slurmd's log"
+ngt_like "$(grep -v '\[[0-9]*\.[0-9a-z]*\]' "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+    "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
+    "unknown plugstack argument: logged at slurmd's start too (not only by steps)"
 
 NGC_PLUGSTACK="$(fault_plugstack test_fault=bogus)"
 ngt_cluster
