@@ -220,4 +220,15 @@ for rel in $RELEASES; do
 done
 echo "== check-releases ($(( $(date +%s) - T0 ))s):"
 for r in "${RESULT[@]}"; do echo "== $r"; done
+# The closing line, as make check prints it: every release added up (a
+# release that did not build or install counts one failure).
+tp=0; tf=0
+for r in "${RESULT[@]}"; do
+    case "$r" in
+        *" passed, "*" failed "*) n=${r%% passed,*}; n=${n##* }; m=${r##*passed, }; m=${m%% failed*}
+                                  tp=$((tp + n)); tf=$((tf + m)) ;;
+        *) tf=$((tf + 1)) ;;
+    esac
+done
+echo "$tp passed, $tf failed"
 exit $rc
