@@ -139,6 +139,10 @@ is "$(val "$out" OMP_PROC_BIND)/$(val "$out" OMP_PLACES)" "/" \
 out=$(CUDA_VISIBLE_DEVICES=0,1,2,3 LOCAL_RANK=2 LOCAL_WORLD_SIZE=4 run --topology "$XE")
 is "$(val "$out" NUMAGUARD_GPUS)" "0000:cb:00.0" "torchrun: 4 visible, local rank 2 owns entry 2"
 ok "$(inlist 7 "$(val "$out" NUMAGUARD_MEMS)")" "... memory includes its GPU's node 7"
+# exec and plan share one planner: rank 2's cores and memory are plan's task 2.
+is "$(val "$out" NUMAGUARD_CPUS) bind:$(val "$out" NUMAGUARD_MEMS)" \
+   "$("$NG" plan --topology "$XE" --tasks 4 --gpus-per-task 1 | awk '$1 == "2" {print $3, $4}')" \
+   "... its cores and memory are numaguard plan's task 2"
 is "$(val "$out" Cpus_allowed_list)" "0-1" "plan only: affinity not changed"
 out=$(CUDA_VISIBLE_DEVICES=3,2,1,0 LOCAL_RANK=0 LOCAL_WORLD_SIZE=4 run --topology "$XE")
 is "$(val "$out" NUMAGUARD_GPUS)" "0000:db:00.0" "visible list 3,2,1,0: rank 0 owns GPU index 3"
