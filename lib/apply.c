@@ -389,14 +389,17 @@ static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const
     return 0;
 }
 
-/* Thread variables first, then the NUMAGUARD_* report, which always
- * reflects what was applied. */
+/* Thread variables first, then the network variables (--net-affinity),
+ * then the NUMAGUARD_* report, which always reflects what was applied. */
 static int export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
                       hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
                       ng_apply_result *res, const ng_env_ops *env,
                       char *err, size_t errlen)
 {
     if (export_threads(topo, tp, pol, cpus, res, env, err, errlen) != 0)
+        return -1;
+    if (ng_net_apply_env(tp->net_env, tp->n_net_env, env, res->net_kept, sizeof res->net_kept,
+                         err, errlen) != 0)
         return -1;
     char buf[NG_MAX_ARG];
     if (ng_list_format(cpus, buf, sizeof buf) < 0)

@@ -99,6 +99,13 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
         sb_printf(&sb, " threads %s", tp->env[0].value);
     if (res && res->kept[0])
         sb_printf(&sb, " (kept %s)", res->kept);
+    if (tp->n_nics) {
+        char nics[NG_MAX_ARG];
+        ng_nic_list_format(topo, tp->nics, tp->n_nics, nics, sizeof nics);
+        sb_printf(&sb, " nics %s", nics);
+    }
+    if (res && res->net_kept[0])
+        sb_printf(&sb, " (kept %s)", res->net_kept);
     if (!res || (res->flags & NG_APPLY_SKIP_SYSCALLS))
         sb_printf(&sb, " (plan only)");
     else if (res->flags & NG_APPLY_LAUNCHER_MASK)

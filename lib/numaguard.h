@@ -851,6 +851,8 @@ typedef struct ng_apply_result {
                                   cpu.max quota (CPUs, rounded up); 0: not lowered */
     char kept[160];          /**< preset thread variables kept ("OMP_NUM_THREADS=1"),
                                   "" if none */
+    char net_kept[160];      /**< preset network variables kept (--net-affinity
+                                  without force): names, " "-joined; "" if none */
 } ng_apply_result;
 
 /** Flags for ng_apply_task(). */
@@ -864,7 +866,8 @@ enum {
 /**
  * Apply one task's plan to the calling process: CPU affinity, memory policy
  * (with fallbacks: PREFERRED_MANY -> PREFERRED, WEIGHTED -> INTERLEAVE),
- * thread variables and NUMAGUARD_CPUS/MEMS/GPUS/POLICY through @p env.
+ * thread variables, network variables (--net-affinity: ng_net_apply_env)
+ * and NUMAGUARD_CPUS/MEMS/GPUS/POLICY through @p env.
  * Returns -1 (err says why) if a step failed; the caller decides whether
  * that is fatal (strict) or a warning.
  */

@@ -55,6 +55,17 @@ static int parse_path(ng_spank_conf *conf, const char *key, const char *val, cha
     return 0;
 }
 
+/* net_allow= / net_deny=: one list replaced, the other kept (NULL). */
+static int parse_nic_list(ng_spank_conf *conf, const char *allow, const char *deny)
+{
+    char err[256];
+    ng_nic_filter f = conf->nic_filter;
+    if (ng_nic_filter_parse(allow ? allow : f.allow, deny ? deny : f.deny, &conf->nic_filter,
+                            err, sizeof err) < 0)
+        return conf_bad(conf, "%s", err);
+    return 0;
+}
+
 static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
 {
     char err[256];
@@ -71,6 +82,16 @@ static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
             return conf_bad(conf, "default_omp_guard=%s: %s", val, err);
         conf->have_default_omp = 1;
         memcpy(conf->default_omp, val, strlen(val) + 1);
+    } else if (strcmp(key, "default_net_affinity") == 0) {
+        ng_net_affinity a;
+        if (ng_net_affinity_parse(val, &a, err, sizeof err) < 0)
+            return conf_bad(conf, "default_net_affinity=%s: %s", val, err);
+        conf->have_default_net = 1;
+        memcpy(conf->default_net, val, strlen(val) + 1);
+    } else if (strcmp(key, "net_allow") == 0) {
+        return parse_nic_list(conf, val, NULL);
+    } else if (strcmp(key, "net_deny") == 0) {
+        return parse_nic_list(conf, NULL, val);
     } else if (strcmp(key, "allowed_policies") == 0) {
         return parse_kinds(conf, val);
     } else if (strcmp(key, "omp_vars") == 0) {

@@ -54,6 +54,9 @@ typedef struct ng_spank_conf {
     char default_policy[NG_MAX_ARG + 1];
     int have_default_omp;
     char default_omp[NG_MAX_ARG + 1];
+    int have_default_net;
+    char default_net[NG_MAX_ARG + 1]; /**< default_net_affinity= */
+    ng_nic_filter nic_filter;        /**< net_allow= / net_deny= */
     unsigned allowed_kinds;          /**< bit (1u << ng_policy_kind); 0 = all */
     int verbose;
     int strict;
@@ -112,6 +115,7 @@ typedef struct ng_step {
     int user_cpu_bind;               /**< srun --cpu-bind other than none: keep Slurm's CPUs */
     ng_policy policy;
     ng_omp_guard omp;
+    ng_net_affinity net;             /**< --net-affinity (off unless asked) */
     ng_topology *topo;
     ng_gres_order order;
     int have_order;
@@ -127,6 +131,7 @@ typedef struct ng_step {
     hwloc_bitmap_t cpus;             /**< the step's CPUs here (kept for re-planning) */
     unsigned cpus_per_task;
     const char *const *thread_vars;
+    const ng_nic_filter *nic_filter; /**< the admin's (kept for re-planning) */
     ng_exchange *exchange;           /**< tasks publish their real GPUs; NULL if no GPUs */
 } ng_step;
 

@@ -1,4 +1,5 @@
-/* numaguard SPANK plugin: --numa-policy and --omp-guard for srun/sbatch/salloc.
+/* numaguard SPANK plugin: --numa-policy, --omp-guard and --net-affinity for
+ * srun/sbatch/salloc.
  *
  * Where things happen (details and reasons in docs/plugin.md):
  *  - slurm_spank_init (every context): parse plugstack args, register options.
@@ -36,7 +37,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 /* Step ids from slurm.h: batch, extern, interactive, pending (and above). */
 #define NG_FIRST_SPECIAL_STEP 0xfffffffaU
 
-enum { OPT_POLICY = 1, OPT_OMP = 2 };
+enum { OPT_POLICY = 1, OPT_OMP = 2, OPT_NET = 3 };
 
 static int cb_option(int val, const char *optarg, int remote);
 
@@ -51,6 +52,12 @@ static struct spank_option opt_omp = {
     "Cap OpenMP/BLAS thread pools to the cores each task owns (or N). "
     "Write --omp-guard=N (with '='); keeps values you set unless ,force.",
     2, OPT_OMP, cb_option};
+static struct spank_option opt_net = {
+    "net-affinity", "[auto|N|off][,force][,nccl-per-rank]",
+    "Give each task the network adapter(s) nearest its GPU(s) in UCX_NET_DEVICES, "
+    "NVSHMEM_HCA_LIST and OMPI_MCA_btl_openib_if_include, and the node's GPU-near HCAs "
+    "in NCCL_IB_HCA. Write --net-affinity=N (with '='); keeps values you set unless ,force.",
+    2, OPT_NET, cb_option};
 
 static ng_spank_conf g_conf;
 static ng_step g_step;
@@ -122,6 +129,14 @@ static int cb_option(int val, const char *optarg, int remote)
     }
     if (val == OPT_POLICY)
         return check_policy_local(optarg);
+    if (val == OPT_NET) {
+        ng_net_affinity a;
+        if (ng_net_affinity_parse(optarg ? optarg : "auto", &a, err, sizeof err) < 0) {
+            slurm_error("numaguard: %s", err);
+            return -1;
+        }
+        return 0;
+    }
     ng_omp_guard g;
     if (ng_omp_guard_parse(optarg, &g, err, sizeof err) < 0) {
         slurm_error("numaguard: %s", err);
@@ -186,7 +201,8 @@ int slurm_spank_init(spank_t sp, int argc, char **argv)
 #endif
     /* Register even when disabled: users' scripts with the options keep working. */
     if (spank_option_register(sp, &opt_policy) != ESPANK_SUCCESS ||
-        spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS)
+        spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS ||
+        spank_option_register(sp, &opt_net) != ESPANK_SUCCESS)
         slurm_error("numaguard: cannot register options");
     return 0;
 }
@@ -233,16 +249,28 @@ static int node_options(spank_t sp, int *any)
     int have_o = spank_option_getopt(sp, &opt_omp, &val) == ESPANK_SUCCESS;
     if (have_o)
         otext = bare_optarg(val) ? val : "";
+    val = NULL;
+    const char *ntext = NULL;
+    /* A bare --net-affinity (the node sees "") means auto, as a bare
+     * --omp-guard does; "" alone would parse as off. */
+    if (spank_option_getopt(sp, &opt_net, &val) == ESPANK_SUCCESS)
+        ntext = bare_optarg(val) && *val ? val : "auto";
+    else if (g_conf.have_default_net)
+        ntext = g_conf.default_net;
     if (!have_p && g_conf.have_default_policy)
         ptext = g_conf.default_policy;
     if (!have_o && g_conf.have_default_omp)
         otext = g_conf.default_omp;
-    *any = ptext || otext;
+    g_step.net.mode = NG_NET_OFF;
+    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
+        return step_failure("invalid --net-affinity on the node: %s", err);
+    /* "off" (given or the admin's default) asks for nothing by itself. */
+    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
     if (!*any)
         return 0;
     g_step.strict = g_conf.strict;
     g_step.verbose = g_conf.verbose;
-    /* --omp-guard alone: cap threads, leave placement to Slurm. */
+    /* --omp-guard or --net-affinity alone: leave placement to Slurm. */
     if (ng_policy_parse(ptext ? ptext : "none", &g_step.policy, err, sizeof err) < 0) {
         return step_failure("invalid --numa-policy on the node: %s", err);
     }
@@ -478,6 +506,8 @@ static int keep_cpus_plan(const int *gpus, unsigned ngpus, ng_plan **out, char *
     req.policy = g_step.policy;
     req.omp = g_step.omp;
     req.thread_vars = g_conf.have_thread_vars ? g_conf.thread_vars : NULL;
+    req.net = g_step.net;
+    req.nic_filter = &g_conf.nic_filter;
     int rc = ng_plan_compute(g_step.topo, &req, out, err, len);
     hwloc_bitmap_free(mine);
     return rc;

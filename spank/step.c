@@ -250,6 +250,9 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     req.policy = step->policy;
     req.omp = step->omp;
     req.thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
+    req.net = step->net;
+    req.nic_filter = &conf->nic_filter;
+    step->nic_filter = req.nic_filter;
     step->cpus = cpus;
     step->cpus_per_task = in->cpus_per_task;
     step->thread_vars = req.thread_vars;
@@ -274,6 +277,8 @@ int ng_step_replan(const ng_step *step, const unsigned *count, const unsigned *o
     req.policy = step->policy;
     req.omp = step->omp;
     req.thread_vars = step->thread_vars;
+    req.net = step->net;
+    req.nic_filter = step->nic_filter;
     return ng_plan_compute(step->topo, &req, out, err, errlen);
 }
 

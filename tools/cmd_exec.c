@@ -1,8 +1,8 @@
 /* numaguard exec: place this rank like the SPANK plugin would, then exec.
  *
- *   numaguard exec [--numa-policy P] [--omp-guard[=G]] [--local-rank R
- *                  --local-size N] [--gpus LIST|all|none] [--topology F]
- *                  [--verbose] [--dry-run [--json]] -- CMD [ARGS...]
+ *   numaguard exec [--numa-policy P] [--omp-guard[=G]] [--net-affinity[=A]]
+ *                  [--local-rank R --local-size N] [--gpus LIST|all|none]
+ *                  [--topology F] [--verbose] [--dry-run [--json]] -- CMD [ARGS...]
  *
  * A thin front end: the launcher rules (local rank and size, the per-rank
  * GPU split, pre-bound ranks) are the library's (lib/launcher.c).
@@ -28,12 +28,17 @@
 #include <unistd.h>
 
 static const char exec_usage[] =
-    "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--local-rank R --local-size N]\n"
+    "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--net-affinity[=A]]\n"
+    "                      [--net-allow LIST] [--net-deny LIST] [--local-rank R --local-size N]\n"
     "                      [--gpus LIST|all|none] [--topology FILE] [--verbose]\n"
     "                      [--dry-run [--json]] -- CMD [ARGS...]\n"
     "  --numa-policy  as srun --numa-policy (default local; 'help' prints the grammar)\n"
     "  --omp-guard    cap thread pools: auto (bare option), N, off (default), ,force, ,bind\n"
     "                 (write --omp-guard=N, with '=')\n"
+    "  --net-affinity the rank's nearest NIC(s) into UCX_NET_DEVICES, NVSHMEM_HCA_LIST,\n"
+    "                 OMPI_MCA_btl_openib_if_include; NCCL_IB_HCA the node's list: auto\n"
+    "                 (bare option), N, off (default), ,force, ,nccl-per-rank\n"
+    "  --net-allow/--net-deny  NIC names given to / kept from ranks (mlx5_0, mlx5_*)\n"
     "  --local-rank/--local-size  this rank and the number of ranks on this node;\n"
     "                 default from LOCAL_RANK/LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_*,\n"
     "                 MPI_LOCALRANKID/MPI_LOCALNRANKS, PMI_LOCAL_RANK/PMI_LOCAL_SIZE,\n"
@@ -71,6 +76,20 @@ static int omp_value_as_command(int argc, char **argv, const exec_opts *o)
                      "('--omp-guard %.32s' means auto and runs '%.32s' as the command)", w, w, w);
 }
 
+/* The same mistake with "--net-affinity 2". */
+static int net_value_as_command(int argc, char **argv, const exec_opts *o)
+{
+    if (!o->net_given || o->net || optind >= argc || !strcmp(argv[optind - 1], "--"))
+        return 0;
+    ng_net_affinity a;
+    const char *w = argv[optind];
+    if (!*w || strchr(w, '/') || ng_net_affinity_parse(w, &a, NULL, 0) < 0)
+        return 0;
+    return cli_error(2, "exec: --net-affinity takes its value after '=': write "
+                     "--net-affinity=%.32s ('--net-affinity %.32s' means auto and runs '%.32s' "
+                     "as the command)", w, w, w);
+}
+
 static int check_args(int argc, char **argv, exec_opts *o)
 {
     if (o->have_rank != o->have_size)
@@ -82,7 +101,7 @@ static int check_args(int argc, char **argv, exec_opts *o)
     if (o->common.json && !o->dry_run)
         return cli_error(2, "exec: --json goes with --dry-run (exec replaces itself with the "
                          "command; use --verbose for a line on stderr)");
-    if (omp_value_as_command(argc, argv, o))
+    if (omp_value_as_command(argc, argv, o) || net_value_as_command(argc, argv, o))
         return 2;
     if (optind >= argc && !o->dry_run)
         return cli_error(2, "exec: no command given (numaguard exec [options] -- CMD [ARGS...])");
@@ -97,6 +116,9 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"fsroot", required_argument, NULL, 'r'},
         {"numa-policy", required_argument, NULL, 'p'},
         {"omp-guard", optional_argument, NULL, 'o'},
+        {"net-affinity", optional_argument, NULL, 'a'},
+        {"net-allow", required_argument, NULL, 'A'},
+        {"net-deny", required_argument, NULL, 'D'},
         {"local-rank", required_argument, NULL, 'R'},
         {"local-size", required_argument, NULL, 'N'},
         {"gpus", required_argument, NULL, 'g'},
@@ -117,6 +139,9 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'r': o->common.fsroot = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'o': o->omp = optarg; o->omp_given = 1; break;
+        case 'a': o->net = optarg; o->net_given = 1; break;
+        case 'A': o->net_allow = optarg; break;
+        case 'D': o->net_deny = optarg; break;
         case 'g': o->gpus = optarg; break;
         case 'v': o->verbose = 1; break;
         case 'n': o->dry_run = 1; break;
@@ -195,6 +220,12 @@ static int parse_values(exec_state *s)
     s->omp.mode = NG_OMP_OFF;
     if (s->o.omp_given && ng_omp_guard_parse(s->o.omp, &s->omp, err, sizeof err) < 0)
         return cli_error(2, "exec: %s", err);
+    /* A bare --net-affinity means auto (as a bare --omp-guard does). */
+    if (s->o.net_given &&
+        ng_net_affinity_parse(s->o.net ? s->o.net : "auto", &s->net, err, sizeof err) < 0)
+        return cli_error(2, "exec: %s", err);
+    if (ng_nic_filter_parse(s->o.net_allow, s->o.net_deny, &s->nic_filter, err, sizeof err) < 0)
+        return cli_error(2, "exec: %s", err);
     /* --verbose is exec's own switch: it is not part of the policy the task
      * is told about (NUMAGUARD_POLICY). */
     s->verbose = s->o.verbose || (s->policy.mods & NG_MOD_VERBOSE);
@@ -267,6 +298,8 @@ static int compute_plan(exec_state *s, char *err, size_t len)
     }
     req.policy = s->policy;
     req.omp = s->omp;
+    req.net = s->net;
+    req.nic_filter = &s->nic_filter;
     s->plan_rank = s->prebound ? 0 : r;
     return ng_plan_compute(s->topo, &req, &s->plan, err, len) < 0 ? 1 : 0;
 }

@@ -10,15 +10,19 @@
 static const char plan_usage[] =
     "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
-    "                      [--omp-guard[=G]] [--topology FILE] [--json]\n"
+    "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
+    "                      [--net-deny LIST] [--topology FILE] [--json]\n"
     "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
-    "                an empty entry is a CPU-only task\n";
+    "                an empty entry is a CPU-only task\n"
+    "  --net-affinity  each task's nearest NIC(s): auto (bare option), N, off (default),\n"
+    "                ,force, ,nccl-per-rank (write --net-affinity=N, with '=')\n"
+    "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n";
 
 typedef struct plan_opts {
     common_opts common;
     unsigned tasks, gpus_per_task, cpus_per_task;
-    const char *task_gpus, *cpus, *policy, *omp;
-    int omp_given;
+    const char *task_gpus, *cpus, *policy, *omp, *net, *net_allow, *net_deny;
+    int omp_given, net_given;
 } plan_opts;
 
 static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
@@ -46,6 +50,9 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"cpus", required_argument, NULL, 'C'},
         {"numa-policy", required_argument, NULL, 'p'},
         {"omp-guard", optional_argument, NULL, 'o'},
+        {"net-affinity", optional_argument, NULL, 'N'},
+        {"net-allow", required_argument, NULL, 'A'},
+        {"net-deny", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -63,6 +70,9 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'C': o->cpus = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'o': o->omp = optarg; o->omp_given = 1; break;
+        case 'N': o->net = optarg ? optarg : "auto"; o->net_given = 1; break;
+        case 'A': o->net_allow = optarg; break;
+        case 'D': o->net_deny = optarg; break;
         case 'h': fputs(plan_usage, stdout); exit(0);
         default: fputs(plan_usage, stderr); return 2;
         }
@@ -176,9 +186,15 @@ static void plan_json(const ng_topology *topo, const ng_plan *plan)
         json_index_array(&j, "mem_nodes", tp->mem_nodes);
         json_uint(&j, "threads", task_threads(tp));
         json_uint(&j, "cores", tp->threads);
+        json_begin_array(&j, "nics");
+        for (unsigned k = 0; k < tp->n_nics; k++)
+            json_string(&j, NULL, ng_topology_nic(topo, tp->nics[k])->name);
+        json_end_array(&j);
         json_begin_object(&j, "env");
         for (unsigned k = 0; k < tp->n_env; k++)
             json_string(&j, tp->env[k].name, tp->env[k].value);
+        for (unsigned k = 0; k < tp->n_net_env; k++)
+            json_string(&j, tp->net_env[k].name, tp->net_env[k].value);
         json_end_object(&j);
         json_bool(&j, "shares_cores", tp->shares_cores);
         json_bool(&j, "gpu_remote", tp->gpu_remote);
@@ -192,10 +208,11 @@ static void plan_json(const ng_topology *topo, const ng_plan *plan)
     json_end_object(&j);
 }
 
-static void plan_text(const ng_topology *topo, const ng_plan *plan)
+static void plan_text(const ng_topology *topo, const ng_plan *plan, int net)
 {
-    char cpus[8192], mems[512];
-    printf("%-5s %-28s %-24s %-26s %s\n", "task", "gpus", "cpus", "memory", "threads");
+    char cpus[8192], mems[512], nics[512];
+    printf("%-5s %-28s %-24s %-26s %s%s\n", "task", "gpus", "cpus", "memory", net ? "threads " : "threads",
+           net ? "nics" : "");
     for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         char gpus[256];
@@ -206,15 +223,25 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan)
         char memtxt[600];
         snprintf(memtxt, sizeof(memtxt), "%s%s%s", ng_mem_mode_name(tp->mem_mode),
                  *mems ? ":" : "", mems);
-        printf("%-5u %-28s %-24s %-26s %u\n", t, gpus, tp->cpus ? cpus : "(unchanged)",
-               memtxt, task_threads(tp));
+        printf("%-5u %-28s %-24s %-26s %-7u%s", t, gpus, tp->cpus ? cpus : "(unchanged)",
+               memtxt, task_threads(tp), net ? " " : "\n");
+        if (net) {
+            ng_nic_list_format(topo, tp->nics, tp->n_nics, nics, sizeof nics);
+            printf("%s\n", *nics ? nics : "-");
+        }
+    }
+    for (unsigned t = 0; net && t < ng_plan_task_count(plan); t++) {
+        const ng_task_plan *tp = ng_plan_task(plan, t);
+        for (unsigned k = 0; k < tp->n_net_env; k++)
+            printf("env %u %s=%s\n", t, tp->net_env[k].name, tp->net_env[k].value);
     }
     for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
         printf("warning: %s\n", ng_plan_warning(plan, i));
 }
 
 static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_request *req,
-                         hwloc_bitmap_t cpus, unsigned *count, unsigned *offset, int *gpus)
+                         hwloc_bitmap_t cpus, unsigned *count, unsigned *offset, int *gpus,
+                         ng_nic_filter *filter)
 {
     char err[512];
     req->ntasks = o->tasks;
@@ -225,6 +252,13 @@ static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_re
         req->omp.mode = NG_OMP_OFF;
     else if (ng_omp_guard_parse(o->omp, &req->omp, err, sizeof(err)) < 0)
         return cli_error(2, "%s", err);
+    if (o->net_given && ng_net_affinity_parse(o->net, &req->net, err, sizeof err) < 0)
+        return cli_error(2, "%s", err);
+    if (o->net_allow || o->net_deny) {
+        if (ng_nic_filter_parse(o->net_allow, o->net_deny, filter, err, sizeof err) < 0)
+            return cli_error(2, "plan: %s", err);
+        req->nic_filter = filter;
+    }
     if (o->cpus) {
         if (ng_list_parse(o->cpus, cpus, 1u << 20, err, sizeof(err)) < 0)
             return cli_error(2, "plan: --cpus: %s", err);
@@ -257,14 +291,15 @@ int cmd_plan(int argc, char **argv)
     ng_plan_request req = {0};
     ng_plan *plan = NULL;
     char err[512];
-    rc = build_request(&o, topo, &req, cpus, count, offset, gpus);
+    static ng_nic_filter filter; /* 2 KB: not on the stack */
+    rc = build_request(&o, topo, &req, cpus, count, offset, gpus, &filter);
     if (!rc && ng_plan_compute(topo, &req, &plan, err, sizeof(err)) < 0)
         rc = cli_error(1, "plan: %s", err);
     if (!rc) {
         if (o.common.json)
             plan_json(topo, plan);
         else
-            plan_text(topo, plan);
+            plan_text(topo, plan, req.net.mode != NG_NET_OFF);
     }
     ng_plan_free(plan);
     hwloc_bitmap_free(cpus);

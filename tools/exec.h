@@ -7,8 +7,8 @@
 
 typedef struct exec_opts {
     common_opts common;
-    const char *policy, *omp, *gpus;
-    int omp_given, verbose, dry_run;
+    const char *policy, *omp, *gpus, *net, *net_allow, *net_deny;
+    int omp_given, net_given, verbose, dry_run;
     int have_rank, have_size;
     unsigned rank, size;
     char **cmd;               /* NULL with --dry-run and no command */
@@ -19,6 +19,8 @@ typedef struct exec_state {
     exec_opts o;
     ng_policy policy;
     ng_omp_guard omp;
+    ng_net_affinity net;       /* --net-affinity */
+    ng_nic_filter nic_filter;  /* --net-allow / --net-deny */
     int strict, quiet, verbose;
     ng_local_rank lr;          /* from the launcher, or the command line */
     unsigned plan_rank;        /* this rank's entry in the plan */

@@ -101,6 +101,13 @@ static void explain_text(const exec_state *s, const explain *x, const char *cons
     text_line("threads", buf);
     if (s->res.kept[0])
         text_line("kept", s->res.kept);
+    const ng_task_plan *tp = ng_plan_task(s->plan, s->plan_rank);
+    if (s->net.mode != NG_NET_OFF) {
+        ng_nic_list_format(s->topo, tp->nics, tp->n_nics, buf, sizeof buf);
+        text_line("nics", buf[0] ? buf : "none (no NIC the rules allow on this node)");
+    }
+    if (s->res.net_kept[0])
+        text_line("kept", s->res.net_kept);
     for (unsigned i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "%s=%s", names[i], values[i]);
         text_line("env", buf);
@@ -144,6 +151,11 @@ static void explain_json(const exec_state *s, const explain *x, const char *cons
     json_index_array(&j, "mem_nodes", tp ? tp->mem_nodes : NULL);
     json_uint(&j, "threads", s->res.threads);
     json_string(&j, "kept", s->res.kept);
+    json_begin_array(&j, "nics");
+    for (unsigned k = 0; tp && k < tp->n_nics; k++)
+        json_string(&j, NULL, ng_topology_nic(s->topo, tp->nics[k])->name);
+    json_end_array(&j);
+    json_string(&j, "net_kept", s->res.net_kept);
     json_begin_object(&j, "env");
     for (unsigned i = 0; i < n; i++)
         json_string(&j, names[i], values[i]);

@@ -286,8 +286,54 @@ ok(rc == 0 and json.loads(out)["numa_nodes"], "topo --json on this machine", err
 rc, out, err = run("plan", "--tasks", "2", "--json")
 ok(rc == 0 and len(json.loads(out)["tasks"]) == 2, "plan on this machine", err)
 
+# --net-affinity: each task's nearest HCA, the node's NCCL_IB_HCA (docs/network.md).
+JW = "juwels-booster-4xa100-epyc7402-nps4.xml"
+NCCL = "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"
+p, err = plan(JW, "--tasks", "4", "--gpus-per-task", "1", "--net-affinity")
+ok(p and [t["nics"] for t in p["tasks"]] == [["mlx5_0"], ["mlx5_1"], ["mlx5_2"], ["mlx5_3"]],
+   "plan --net-affinity: JUWELS Booster GPU i -> its own HCA", err)
+ok(p and all(t["env"]["UCX_NET_DEVICES"] == f"mlx5_{i}:1" and t["env"]["NVSHMEM_HCA_LIST"] == f"mlx5_{i}:1"
+             and t["env"]["OMPI_MCA_btl_openib_if_include"] == f"mlx5_{i}:1"
+             for i, t in enumerate(p["tasks"])), "plan --net-affinity: per-task variables in env")
+ok(p and {t["env"]["NCCL_IB_HCA"] for t in p["tasks"]} == {NCCL}, "plan --net-affinity: one NCCL_IB_HCA per node")
+p, err = plan(JW, "--tasks", "2", "--gpus-per-task", "1", "--net-affinity=2", "--net-deny", "mlx5_0")
+ok(p and [t["nics"] for t in p["tasks"]] == [["mlx5_1", "mlx5_2"], ["mlx5_1", "mlx5_2"]],
+   "plan --net-affinity=2 --net-deny mlx5_0: nearest first, the denied HCA never", err)
+p, err = plan(JW, "--tasks", "4", "--gpus-per-task", "1")
+ok(p and all(t["nics"] == [] and "UCX_NET_DEVICES" not in t["env"] for t in p["tasks"]),
+   "plan without --net-affinity: no NIC, no variable", err)
+p, err = plan("dgx2-16xv100.xml", "--tasks", "2", "--gpus-per-task", "1", "--net-affinity")
+ok(p and all(t["nics"] == [] and t["env"] == {} for t in p["tasks"]),
+   "plan --net-affinity on a node without NICs: nothing, no error", err)
+rc, out, err = run("plan", "--topology", f"{TOPO}/{JW}", "--tasks", "4", "--gpus-per-task", "1",
+                   "--net-affinity")
+ok(rc == 0 and out.splitlines()[1].split()[-1] == "mlx5_0" and f"env 3 NCCL_IB_HCA={NCCL}" in out,
+   "plan --net-affinity text: a nics column and env lines", out + err)
+env = dict(os.environ, UCX_NET_DEVICES="mlx5_3:1")
+for k in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", "OMPI_COMM_WORLD_LOCAL_RANK"):
+    env.pop(k, None)
+pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{JW}", "--local-rank", "1", "--local-size", "4",
+                     "--gpus", "all", "--net-affinity", "--dry-run", "--json"],
+                    capture_output=True, text=True, env=env)
+x = json.loads(pr.stdout) if pr.returncode == 0 else {}
+ok(x.get("nics") == ["mlx5_1"] and x.get("net_kept") == "UCX_NET_DEVICES" and "UCX_NET_DEVICES" not in x["env"]
+   and x["env"].get("NVSHMEM_HCA_LIST") == "mlx5_1:1" and x["env"].get("NCCL_IB_HCA") == NCCL,
+   "exec --net-affinity --dry-run: rank 1's HCA, the user's UCX_NET_DEVICES kept", pr.stdout + pr.stderr)
+pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{JW}", "--local-rank", "1", "--local-size", "4",
+                     "--gpus", "all", "--net-affinity=auto,force", "--dry-run", "--json"],
+                    capture_output=True, text=True, env=env)
+x = json.loads(pr.stdout) if pr.returncode == 0 else {}
+ok(x.get("env", {}).get("UCX_NET_DEVICES") == "mlx5_1:1" and x.get("net_kept") == "",
+   "exec --net-affinity=auto,force overwrites UCX_NET_DEVICES", pr.stdout + pr.stderr)
+rc, out, err = run("exec", "--net-affinity", "2", "true")
+ok(rc == 2 and "write --net-affinity=2" in err, "exec --net-affinity 2: the value must follow '='", err)
+
 # Errors: one line naming the option, the value and the valid forms.
 for args, needle in [
+    (["plan", "--tasks", "2", "--net-affinity=0"], "--net-affinity: invalid value '0'"),
+    (["plan", "--tasks", "2", "--net-affinity=off,force"], "--net-affinity: invalid value 'off,force'"),
+    (["plan", "--tasks", "2", "--net-affinity", "--net-deny", "mlx 5"], "net_deny: invalid NIC name 'mlx 5'"),
+    (["exec", "--net-affinity=near", "--", "true"], "--net-affinity: invalid value 'near'"),
     (["plan", "--tasks", "2", "--numa-policy", "locl"], "--numa-policy: invalid value 'locl'"),
     (["plan", "--tasks", "2", "--omp-guard=0"], "--omp-guard: invalid value '0'"),
     (["plan", "--tasks", "x"], "invalid value 'x' for --tasks"),
