@@ -63,8 +63,9 @@ done
 ncpu=$(sinfo -h -N -o %c | head -1)
 ngc_stop
 # Phase 2: slurmd (hence slurmstepd) runs with the lean hwloc plugin set,
-# which is what ng_topology_lean_hwloc() gives slurmstepd once the plugin
-# calls it; "none" is re-measured interleaved as this phase's baseline.
+# which is what the plugin's slurm_spank_init sets in slurmd when
+# plugstack.conf lists it at slurmd's start (ng_topology_lean_hwloc);
+# "none" is re-measured interleaved as this phase's baseline.
 lean=$(sed -n 's/^ *"\(hwloc_gl[^"]*\)".*/\1/p' lib/numaguard.h | head -1)
 HWLOC_PLUGINS_BLACKLIST=$lean NGC_NODES=1 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$LAUNCH_TOPO \
     NGC_GPUS=0 NGC_PLUGSTACK="" ngc_start || exit 1
