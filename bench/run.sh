@@ -37,6 +37,9 @@ slurm_rc=0
 bash bench/slurm.sh "$BENCH_WORK/slurm.md" || { slurm_rc=1; echo "bench: Slurm benchmarks failed" >&2; }
 [ -s "$BENCH_WORK/slurm.md" ] || echo "(Slurm benchmarks did not run: see the bench output.)" >"$BENCH_WORK/slurm.md"
 secs=$(( $(date +%s) - start ))
+# Before the redirection below truncates $OUT (a tracked file), which would
+# make every run look like one with uncommitted changes.
+rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
 {
     cat bench/performance-head.md
     echo
@@ -48,7 +51,7 @@ secs=$(( $(date +%s) - start ))
          "$(. /etc/os-release && echo "$PRETTY_NAME")"
     echo "- versions: hwloc $(hwloc-info --version 2>/dev/null | awk '{print $2}'),"\
          "Slurm $(dpkg-query -W -f='${Version}' slurmd 2>/dev/null), $($CC --version | head -1)"
-    echo "- numaguard: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)'), built into $BUILD/"
+    echo "- numaguard: $rev, built into $BUILD/"
     echo "- load average (1/5/15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"\
          "(anything else running on the node shows up in every figure below)"
     echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh, bench/pool.sh)"
