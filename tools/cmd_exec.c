@@ -20,7 +20,6 @@
  */
 #include "exec.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -49,17 +48,6 @@ static const char exec_usage[] =
     "  --verbose      one line on stderr saying where this rank went\n"
     "  --dry-run      (alias --explain) print this rank's placement and why; run nothing\n"
     "  --json         with --dry-run: one JSON document (docs/json.md)\n";
-
-/* A decimal in [0, max]; -1 if not one (no sign, no spaces, no junk). */
-static long parse_uint(const char *s, unsigned long max)
-{
-    if (!s || !isdigit((unsigned char)*s) || strlen(s) > 10)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    return (errno || *end || v > max) ? -1 : (long)v;
-}
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
  * command. A first word that is a guard value, without "--" before it, is
@@ -147,13 +135,13 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'n': o->dry_run = 1; break;
         case 'j': o->common.json = 1; break;
         case 'R':
-            if ((v = parse_uint(optarg, 65535)) < 0)
+            if ((v = cli_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);
             o->rank = (unsigned)v;
             o->have_rank = 1;
             break;
         case 'N':
-            if ((v = parse_uint(optarg, 65536)) < 1)
+            if ((v = cli_parse_uint(optarg, 65536)) < 1)
                 return cli_error(2, "exec: invalid --local-size '%.64s': expected 1-65536", optarg);
             o->size = (unsigned)v;
             o->have_size = 1;

@@ -27,10 +27,8 @@ typedef struct plan_opts {
 
 static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = isdigit((unsigned char)*s) ? strtoul(s, &end, 10) : 0;
-    if (!isdigit((unsigned char)*s) || errno || *end || v > max)
+    long v = cli_parse_uint(s, max);
+    if (v < 0)
         return cli_error(2, "plan: invalid value '%.64s' for %s: expected a number 0-%u",
                          s, opt, max);
     *out = (unsigned)v;

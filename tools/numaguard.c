@@ -7,7 +7,10 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The Slurm headers of this build (the same ones the SPANK plugin was
@@ -47,6 +50,16 @@ static int print_version(void)
            (HWLOC_API_VERSION >> 8) & 0xff, HWLOC_API_VERSION & 0xff, hw >> 16, (hw >> 8) & 0xff,
            hw & 0xff);
     return 0;
+}
+
+long cli_parse_uint(const char *s, unsigned long max)
+{
+    if (!s || !isdigit((unsigned char)*s) || strnlen(s, 12) > 10)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    return (errno || *end || v > max) ? -1 : (long)v;
 }
 
 int cli_error(int code, const char *fmt, ...)
