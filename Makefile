@@ -27,14 +27,20 @@ BUILD   ?= build
 SANFLAGS =
 endif
 
-NG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -Ilib $(SANFLAGS)
+# lib/include: the public headers, all the adapters (spank/, tools/) see.
+# -Ilib adds the library's private headers (lib/private/*.h, included as
+# "private/<name>.h"): only for library sources, unit tests and the test
+# build of the plugin (NG_PRIVATE below).
+NG_CFLAGS = -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -Ilib/include $(SANFLAGS)
+NG_PRIVATE = -Ilib
 # Nothing of numaguard calls libnuma (memory policies go through syscall());
 # only the test helpers and tests do, to read back what was applied.
 NG_LIBS   = -lhwloc -ldl
 NG_TEST_LIBS = $(NG_LIBS) -lnuma
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-LIB_SRCS   := $(sort $(wildcard lib/*.c))
+# One folder per module (docs/design.md has the layers).
+LIB_SRCS   := $(sort $(wildcard lib/*/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TOOL_SRCS  := $(sort $(wildcard tools/*.c))
 TOOL_OBJS  := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
@@ -57,7 +63,13 @@ endif
 .PHONY: all deps check test tests demo install uninstall clean bench check-vm
 all: $(TARGETS)
 
-HEADERS := $(wildcard lib/*.h spank/*.h tools/*.h)
+PUBLIC_HEADERS := lib/include/numaguard.h $(sort $(wildcard lib/include/numaguard/*.h))
+HEADERS := $(PUBLIC_HEADERS) $(wildcard lib/private/*.h spank/*.h tools/*.h)
+
+# Library objects see the private headers; adapters see only lib/include.
+$(BUILD)/lib/%.o: lib/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) $(NG_PRIVATE) -c $< -o $@
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -83,15 +95,15 @@ $(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS) spank/numaguard.map
 # than $(BUILD)/%.o, so make picks this rule for them).
 $(BUILD)/faults/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -DNG_FAULT_INJECTION -I$(SLURM_INCLUDE) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) $(NG_PRIVATE) -DNG_FAULT_INJECTION -I$(SLURM_INCLUDE) -c $< -o $@
 
 $(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(LIB_OBJS) spank/numaguard.map
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
 	    -o $@ $(FAULT_OBJS) $(LIB_OBJS) $(NG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libnumaguard.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(HEADERS) $(BUILD)/libnumaguard.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_TEST_LIBS) $(SANFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) $(NG_PRIVATE) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_TEST_LIBS) $(SANFLAGS)
 
 $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
@@ -127,7 +139,9 @@ check-vm: deps
 install: all install-man install-pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)
 	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(BINDIR)/numaguard
-	install -m 644 lib/numaguard.h $(DESTDIR)$(INCLUDEDIR)/numaguard.h
+	install -d $(DESTDIR)$(INCLUDEDIR)/numaguard
+	install -m 644 lib/include/numaguard.h $(DESTDIR)$(INCLUDEDIR)/numaguard.h
+	install -m 644 $(filter-out lib/include/numaguard.h,$(PUBLIC_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/numaguard/
 	install -m 644 $(BUILD)/libnumaguard.a $(DESTDIR)$(LIBDIR)/libnumaguard.a
 ifeq ($(HAVE_SPANK),1)
 	install -d $(DESTDIR)$(SLURM_PLUGIN_DIR)
@@ -136,6 +150,7 @@ endif
 
 # Same variables as install; removes only the files install put there.
 uninstall: uninstall-man uninstall-pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/numaguard
 	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
 	    $(DESTDIR)$(LIBDIR)/libnumaguard.a $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
 

@@ -8,7 +8,7 @@ bin=$BENCH_BIN
 work=$BENCH_WORK
 topos=tests/topologies
 med() { python3 bench/stats.py "$@"; }
-lean=$(sed -n 's/^ *"\(hwloc_gl[^"]*\)".*/\1/p' lib/numaguard.h | head -1)
+lean=$(sed -n 's/^ *"\(hwloc_gl[^"]*\)".*/\1/p' lib/include/numaguard/topology.h | head -1)
 [ -n "$lean" ] || lean=hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_levelzero,hwloc_pci,hwloc_xml_libxml
 
 # One load in each of N fresh processes (the per-step cost in slurmstepd):

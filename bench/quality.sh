@@ -1,28 +1,33 @@
 #!/bin/sh
 # make plan-quality: the planner's placement quality over tests/topologies,
 # this tree against the previous release's planner (bench/quality.c).
-# The previous planner is taken from git at run time (NG_QUALITY_BASE,
-# default 7c74009, the last commit of planner v1), compiled into a copy of
-# this tree's library in place of lib/plan*.o; nothing old is committed.
+# The previous release is taken from git at run time (NG_QUALITY_BASE,
+# default 7c74009, the last commit of planner v1) and built with its own
+# Makefile into $BUILD/quality/prev-<base>; bench/quality.c uses only the
+# public API, so it links against either library. Nothing old is committed.
 set -eu
 BUILD=${BUILD:-build}
 BASE=${NG_QUALITY_BASE:-7c74009}
 CC=${CC:-cc}
-FLAGS="-O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE -Ilib"
+FLAGS="-O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE"
 LIBS="-lhwloc -lnuma -ldl"
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 make --no-print-directory BUILD="$BUILD" "$BUILD/libnumaguard.a" >/dev/null
 q=$BUILD/quality
+prev=$q/prev-$BASE
 mkdir -p "$q"
-git show "$BASE:lib/plan.c" >"$q/plan_prev.c"
-# The old file includes "internal.h"; the header it needs is this tree's.
-$CC $FLAGS -c "$q/plan_prev.c" -o "$q/plan_prev.o"
-cp "$BUILD/libnumaguard.a" "$q/prev.a"
-for o in $(ar t "$q/prev.a" | grep '^plan.*\.o$'); do ar d "$q/prev.a" "$o"; done
-ar r "$q/prev.a" "$q/plan_prev.o" 2>/dev/null
-$CC $FLAGS -o "$q/quality-now" bench/quality.c "$BUILD/libnumaguard.a" $LIBS
-$CC $FLAGS -o "$q/quality-prev" bench/quality.c "$q/prev.a" $LIBS
+if [ ! -f "$prev/build/libnumaguard.a" ]; then
+    rm -rf "$prev" && mkdir -p "$prev"
+    git archive "$BASE" | tar -x -C "$prev"
+    make -C "$prev" --no-print-directory BUILD=build build/libnumaguard.a >/dev/null
+fi
+# The previous release's public header is lib/numaguard.h (lib/include/ since 0.1's
+# restructure); whichever it has.
+pinc=$prev/lib/include
+[ -d "$pinc" ] || pinc=$prev/lib
+$CC $FLAGS -Ilib/include -o "$q/quality-now" bench/quality.c "$BUILD/libnumaguard.a" $LIBS
+$CC $FLAGS -I"$pinc" -o "$q/quality-prev" bench/quality.c "$prev/build/libnumaguard.a" $LIBS
 "$q/quality-prev" tests/topologies >"$q/prev.tsv"
 "$q/quality-now" tests/topologies >"$q/now.tsv"
 python3 - "$q/prev.tsv" "$q/now.tsv" "$BASE" <<'PY'

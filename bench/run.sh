@@ -20,7 +20,7 @@ make --no-print-directory BUILD="$BUILD" all >/dev/null || exit 1
 mkdir -p "$BENCH_BIN"
 CC=${CC:-cc}
 for p in bench_topo bench_apply; do
-    $CC -O2 -g -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib -Ibench -o "$BENCH_BIN/$p" \
+    $CC -O2 -g -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/include -Ilib -Ibench -o "$BENCH_BIN/$p" \
         "bench/$p.c" "$BUILD/libnumaguard.a" -lhwloc -lnuma -ldl || exit 1
 done
 $CC -O2 -std=c11 -Wall -Wextra -Werror -fopenmp -o "$BENCH_BIN/omp_barrier" bench/omp_barrier.c || exit 1

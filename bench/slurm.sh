@@ -66,7 +66,7 @@ ngc_stop
 # which is what the plugin's slurm_spank_init sets in slurmd when
 # plugstack.conf lists it at slurmd's start (ng_topology_lean_hwloc);
 # "none" is re-measured interleaved as this phase's baseline.
-lean=$(sed -n 's/^ *"\(hwloc_gl[^"]*\)".*/\1/p' lib/numaguard.h | head -1)
+lean=$(sed -n 's/^ *"\(hwloc_gl[^"]*\)".*/\1/p' lib/include/numaguard/topology.h | head -1)
 HWLOC_PLUGINS_BLACKLIST=$lean NGC_NODES=1 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$LAUNCH_TOPO \
     NGC_GPUS=0 NGC_PLUGSTACK="" ngc_start || exit 1
 : >"$BENCH_WORK/launch.none2"

@@ -26,7 +26,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Library code is compiled without -Werror here: a clang-only warning in a
 # file someone else owns must not hide the fuzzers (gcc's -Werror build
 # still guards those files).
-FUZZ_CFLAGS   = -g -O1 -std=c11 -Wall -Wextra -D_GNU_SOURCE -fPIC -Ilib -Ispank \
+FUZZ_CFLAGS   = -g -O1 -std=c11 -Wall -Wextra -D_GNU_SOURCE -fPIC -Ilib/include -Ilib -Ispank \
                 -I$(SLURM_INCLUDE) $(FUZZ_SAN)
 FUZZ_TARGETS := $(sort $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c))))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
@@ -37,11 +37,13 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/spank/config.o
 # Keep the objects: they are only reached through the pattern rules.
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
-$(FUZZ_BUILD)/lib/%.o: lib/%.c lib/numaguard.h lib/internal.h
+# Every library header is a prerequisite: a fuzz object is rebuilt after any
+# header edit (it used to list two of them).
+$(FUZZ_BUILD)/lib/%.o: lib/%.c $(PUBLIC_HEADERS) $(wildcard lib/private/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/spank/config.o: spank/config.c spank/ng_spank.h lib/numaguard.h
+$(FUZZ_BUILD)/spank/config.o: spank/config.c spank/ng_spank.h $(PUBLIC_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

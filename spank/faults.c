@@ -5,14 +5,14 @@
  * injected where the plugin calls the library, so that
  * tests/hardening/t-faults.sh can check through real srun that each has
  * its documented outcome (docs/hardening.md).
- * The syscall and NUMA faults go through an ng_sys_ops table passed to the
+ * The syscall and NUMA faults go through an ngi_sys_ops table passed to the
  * library (lib/testhooks.h: no writable global); the others fail at the
  * plugin's call site with the same error path a real failure takes. */
 #ifndef NG_FAULT_INJECTION
 #error "spank/faults.c belongs to the test build of the plugin only (-DNG_FAULT_INJECTION)"
 #endif
 #include "ng_spank.h"
-#include "testhooks.h"
+#include "private/sysops.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,12 +81,12 @@ static hwloc_obj_t no_numa(hwloc_topology_t hw, hwloc_obj_t prev)
 }
 
 /* The table for @p fault; NULL (the real calls) for the other points. */
-static const ng_sys_ops *fault_ops(ng_fault fault)
+static const ngi_sys_ops *fault_ops(ng_fault fault)
 {
-    static const ng_sys_ops einval = {.set_mempolicy = mempolicy_einval};
-    static const ng_sys_ops eperm = {.set_mempolicy = mempolicy_eperm};
-    static const ng_sys_ops affinity = {.sched_setaffinity = affinity_einval};
-    static const ng_sys_ops hide_numa = {.next_numa = no_numa};
+    static const ngi_sys_ops einval = {.set_mempolicy = mempolicy_einval};
+    static const ngi_sys_ops eperm = {.set_mempolicy = mempolicy_eperm};
+    static const ngi_sys_ops affinity = {.sched_setaffinity = affinity_einval};
+    static const ngi_sys_ops hide_numa = {.next_numa = no_numa};
     switch (fault) {
     case NG_FAULT_MEMPOLICY_EINVAL: return &einval;
     case NG_FAULT_MEMPOLICY_EPERM: return &eperm;
@@ -100,7 +100,7 @@ int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *
                         unsigned local_id, const ng_policy *pol, unsigned flags,
                         const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
 {
-    return ng_apply_task_sys(fault_ops(fault), topo, plan, local_id, pol, flags, env, res, err, errlen);
+    return ngi_apply_task_sys(fault_ops(fault), topo, plan, local_id, pol, flags, env, res, err, errlen);
 }
 
 int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,
@@ -115,7 +115,7 @@ int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_
     if (fault != NG_FAULT_NO_NUMA)
         return ng_topology_load(out, opts, err, errlen);
     /* The library's own check must catch it: only the walk is replaced. */
-    int rc = ng_topology_load_sys(fault_ops(fault), out, opts, err, errlen);
+    int rc = ngi_topology_load_sys(fault_ops(fault), out, opts, err, errlen);
     if (rc < 0 && errlen && strnlen(err, errlen) + 40 < errlen)
         strncat(err, " (injected by test_fault=no_numa)", errlen - strlen(err) - 1);
     return rc;

@@ -435,21 +435,15 @@ static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen
         p[i] = job_env(sp, names[i], vals[i], sizeof vals[i]);
     ng_gpu_env env = {p[0], p[1], p[2], p[3], p[4], p[5]};
     *n = 0;
-    if (!p[0] && !p[1] && !p[2] && !p[3] && !p[4] && !p[5])
-        return 0;
 #ifdef NG_FAULT_INJECTION
-    if (ng_fault_gpu_lookup(g_conf.test_fault, err, errlen) < 0)
+    if ((p[0] || p[1] || p[2] || p[3] || p[4] || p[5]) &&
+        ng_fault_gpu_lookup(g_conf.test_fault, err, errlen) < 0)
         return -1;
 #endif
-    const char *root = g_conf.fsroot[0] ? g_conf.fsroot : NULL;
-    /* ConstrainDevices: the devices cgroup names the task's GPUs; Slurm's
-     * variables are then renumbered from 0 (t-slurm-cgroup.sh). */
-    int cg = g_step.have_order ? ng_task_gpus_from_cgroup(g_step.topo, &g_step.order, root, idx,
-                                                          NG_MAX_GPUS, n, err, errlen) : 0;
-    if (cg != 0)
-        return cg < 0 ? -1 : 0;
-    return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env, root, idx,
-                        NG_MAX_GPUS, n, err, errlen);
+    /* The rule (cgroup, then the variables) is the library's. */
+    return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env,
+                        g_conf.fsroot[0] ? g_conf.fsroot : NULL, idx, NG_MAX_GPUS, n, err,
+                        errlen);
 }
 
 /* Same set of GPU indices (order ignored; both lists have unique entries). */

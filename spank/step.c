@@ -120,49 +120,20 @@ static void gres_conf_warning(ng_step *step, const char *path, const char *err)
              "%s; GPU indices are read in PCI bus order instead", err);
 }
 
-/* The step's GPUs on this node, in Slurm's gres index order (the order in
- * SLURM_STEP_GPUS), as topology indices. One lookup per index keeps that
- * order (ng_task_gpus sorts its answer). */
-static int step_gpu_list(ng_step *step, const ng_spank_conf *conf, const char *step_gpus,
-                         int *out, unsigned *n)
-{
-    char buf[NG_MAX_ARG + 1], err[256];
-    *n = 0;
-    if (strnlen(step_gpus, sizeof buf) >= sizeof buf)
-        return step_fail(step, "SLURM_STEP_GPUS too long");
-    memcpy(buf, step_gpus, strlen(step_gpus) + 1);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        ng_gpu_env env = {0};
-        env.slurm_step_gpus = tok;
-        int idx[4];
-        unsigned got = 0;
-        err[0] = '\0';
-        if (ng_task_gpus(step->topo, step->have_order ? &step->order : NULL, &env,
-                         conf->fsroot[0] ? conf->fsroot : NULL, idx, 4, &got,
-                         err, sizeof err) < 0 || got != 1)
-            return step_fail(step, "cannot identify the step's GPU %s: %s", tok,
-                             got != 1 && !err[0] ? "not found" : err);
-        if (*n >= NG_MAX_GPUS)
-            return step_fail(step, "more than %d GPUs in the step", NG_MAX_GPUS);
-        out[(*n)++] = idx[0];
-    }
-    return 0;
-}
-
-/* Predict each task's GPUs from the step-level view (see docs/plugin.md).
+/* Predict each task's GPUs from the step-level view (see docs/plugin.md):
  * srun does not pass --gpus-per-task/--gpu-bind to the step env, so the
- * step's GPUs G (gres order) are shared out by local task id, the way
- * Slurm's per-task binding hands them out and the way local-rank device
- * selection uses them: with n tasks, task i gets G[floor(i*|G|/n) ..
- * floor((i+1)*|G|/n) - 1] when |G| >= n, else the single G[floor(i*|G|/n)].
- * Every task computes the same thing, so the slices stay disjoint. */
+ * step's GPUs (gres order) are shared out by local task id, the way Slurm's
+ * per-task binding hands them out (ng_gpus_share_out). Every task computes
+ * the same thing, so the slices stay disjoint. */
 static int predict_gpus(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in)
 {
+    char err[512];
     unsigned nt = step->ntasks, ng = 0;
     if (in->step_gpus && *in->step_gpus &&
-        step_gpu_list(step, conf, in->step_gpus, step->step_gpus, &ng) < 0)
-        return -1;
+        ng_step_gpus(step->topo, step->have_order ? &step->order : NULL, in->step_gpus,
+                     conf->fsroot[0] ? conf->fsroot : NULL, step->step_gpus, NG_MAX_GPUS, &ng,
+                     err, sizeof err) < 0)
+        return step_fail(step, "%s", err);
     step->n_step_gpus = ng;
     if (ng == 0)
         return 0;
@@ -171,17 +142,8 @@ static int predict_gpus(ng_step *step, const ng_spank_conf *conf, const ng_step_
     step->pred_gpus = calloc((size_t)nt + ng, sizeof *step->pred_gpus);
     if (!step->pred_count || !step->pred_offset || !step->pred_gpus)
         return step_fail(step, "out of memory");
-    unsigned used = 0;
-    for (unsigned t = 0; t < nt; t++) {
-        unsigned first = (unsigned)((unsigned long long)t * ng / nt);
-        unsigned last = (unsigned)((unsigned long long)(t + 1) * ng / nt);
-        if (last <= first)
-            last = first + 1;
-        step->pred_offset[t] = used;
-        step->pred_count[t] = last - first;
-        for (unsigned j = first; j < last; j++)
-            step->pred_gpus[used++] = step->step_gpus[j];
-    }
+    ng_gpus_share_out(step->step_gpus, ng, nt, step->pred_count, step->pred_offset,
+                      step->pred_gpus);
     step->gpu_prediction = 1;
     return 0;
 }

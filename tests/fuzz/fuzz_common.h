@@ -11,7 +11,9 @@
 #ifndef NG_FUZZ_COMMON_H
 #define NG_FUZZ_COMMON_H
 
-#include "internal.h" /* numaguard.h plus ng_busid_normalize */
+/* numaguard.h plus the private headers the fuzzers reach into */
+#include "private/gpu.h"
+#include "private/plan.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * host lists, File=/MultipleFiles= bracket ranges, Count=, AutoDetect=,
  * continuations, comments) on the fake XE8640 (NVIDIA) and Corona (AMD)
  * trees, then SLURM_STEP_GPUS through the resulting order; and the File=
- * expansion alone (ng_gres_order_from_files) with the input's lines as specs.
+ * expansion alone (ngi_gres_order_from_files) with the input's lines as specs.
  *
  * Input: byte 0 = flags (bits 0-1 root: nvidia, amd, live "/"; bits 2-3
  * node name: NULL, "node01", "gpu7", "n1"), then the gres.conf text.
@@ -68,8 +68,8 @@ static void from_files(char *text)
     unsigned n = fz_split(text, '\n', lines, 8);
     ng_gres_order o;
     char err[512] = "";
-    if (ng_gres_order_from_files(&o, (const char *const *)lines, n, err, sizeof err) == 0) {
-        check_order(&o, NULL, "ng_gres_order_from_files");
+    if (ngi_gres_order_from_files(&o, (const char *const *)lines, n, err, sizeof err) == 0) {
+        check_order(&o, NULL, "ngi_gres_order_from_files");
         ng_gres_order_free(&o);
     } else {
         FZ_ASSERT(o.count == 0 && o.device_files == NULL, "failure left entries");
@@ -79,7 +79,7 @@ static void from_files(char *text)
         for (unsigned i = 0; i < n; i++)
             cr |= fz_has_newline(lines[i]);
         if (!cr)
-            fz_check_message("ng_gres_order_from_files", err, sizeof err);
+            fz_check_message("ngi_gres_order_from_files", err, sizeof err);
     }
 }
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: cpulist/nodelist strings (ng_list_parse, ng_list_format)
- * and PCI bus ids (ng_busid_normalize). The first byte picks the largest
+ * and PCI bus ids (ngi_busid_normalize). The first byte picks the largest
  * index the caller allows (callers use 1 << 20), the rest is the text.
  * Invariants: accepted sets are non-empty and within max_index; format ->
  * parse round-trips to the same set; a rejection is one line unless the
@@ -13,7 +13,7 @@ static void check_busid(const char *in)
 {
     char out[NG_BUSID_LEN], again[NG_BUSID_LEN];
     memset(out, 'X', sizeof out);
-    if (ng_busid_normalize(in, out) < 0)
+    if (ngi_busid_normalize(in, out) < 0)
         return;
     FZ_ASSERT(strnlen(out, sizeof out) == 12, "'%s' -> '%.16s' (length)", in, out);
     for (int i = 0; i < 12; i++) {
@@ -22,7 +22,7 @@ static void check_busid(const char *in)
                   (unsigned char)out[i])), "'%s' -> '%s' (char %d)", in, out, i);
     }
     FZ_ASSERT(out[11] <= '7' && out[8] <= '1', "'%s' -> '%s' (dev/fn range)", in, out);
-    FZ_ASSERT(ng_busid_normalize(out, again) == 0 && strcmp(out, again) == 0,
+    FZ_ASSERT(ngi_busid_normalize(out, again) == 0 && strcmp(out, again) == 0,
               "'%s' -> '%s' not a fixed point", in, out);
 }
 

@@ -1,6 +1,6 @@
 /* libFuzzer target: --net-affinity values (ng_net_affinity_parse / format),
  * the admin's NIC lists (ng_nic_filter_parse, net_allow=/net_deny=) and the
- * per-task NICs they give on JUWELS Booster (ng_net_plan_compute).
+ * per-task NICs they give on JUWELS Booster (ngi_net_plan_compute).
  * Input: "VALUE\nALLOW\nDENY\n" then bytes shaping the job (tasks, GPUs).
  * Invariants: round trip through the canonical text; rejections are one
  * printable line; every NIC given is admitted by the filter, at most N (or
@@ -38,7 +38,7 @@ static char *line(char **p)
 static void check_affinity(const char *in, const ng_net_affinity *a)
 {
     char canon[64], canon2[64];
-    int n = ng_net_affinity_format(a, canon, sizeof canon);
+    int n = ngi_net_affinity_format(a, canon, sizeof canon);
     FZ_ASSERT(n > 0, "'%s': format failed", in);
     ng_net_affinity back;
     char err[512];
@@ -48,7 +48,7 @@ static void check_affinity(const char *in, const ng_net_affinity *a)
                   back.nccl_per_rank == a->nccl_per_rank &&
                   (a->mode != NG_NET_COUNT || back.count == a->count),
               "'%s': '%s' parses differently", in, canon);
-    FZ_ASSERT(ng_net_affinity_format(&back, canon2, sizeof canon2) == n && !strcmp(canon, canon2),
+    FZ_ASSERT(ngi_net_affinity_format(&back, canon2, sizeof canon2) == n && !strcmp(canon, canon2),
               "'%s': not idempotent", in);
 }
 
@@ -63,15 +63,15 @@ static void check_plan(const ng_net_affinity *a, const ng_nic_filter *f, const u
         offset[i] = i;
         gpus[i] = (int)((n > i + 1 ? d[i + 1] / 2 : i) % 4);
     }
-    ng_net_request r = {.aff = *a, .filter = f, .ntasks = ntasks, .task_gpu_count = count,
+    ngi_net_request r = {.aff = *a, .filter = f, .ntasks = ntasks, .task_gpu_count = count,
                         .task_gpu_offset = offset, .task_gpus = gpus};
-    ng_net_plan *np = NULL;
+    ngi_net_plan *np = NULL;
     char err[256];
-    FZ_ASSERT(ng_net_plan_compute(t, &r, &np, err, sizeof err) == 0, "plan: %s", err);
+    FZ_ASSERT(ngi_net_plan_compute(t, &r, &np, err, sizeof err) == 0, "plan: %s", err);
     const char *nccl0 = NULL;
     for (unsigned i = 0; i < ntasks; i++) {
         const unsigned *nics;
-        unsigned k = ng_net_plan_task_nics(np, i, &nics);
+        unsigned k = ngi_net_plan_task_nics(np, i, &nics);
         unsigned max = a->mode == NG_NET_COUNT ? a->count : count[i] ? count[i] : 1;
         FZ_ASSERT(a->mode != NG_NET_OFF || k == 0, "off gave %u NICs", k);
         FZ_ASSERT(k <= max, "task %u: %u NICs, at most %u", i, k, max);
@@ -79,7 +79,7 @@ static void check_plan(const ng_net_affinity *a, const ng_nic_filter *f, const u
             FZ_ASSERT(ng_nic_filter_admits(f, ng_topology_nic(t, nics[j])), "task %u: %s not admitted",
                       i, ng_topology_nic(t, nics[j])->name);
         const ng_net_env *e;
-        unsigned ne = ng_net_plan_task_env(np, i, &e);
+        unsigned ne = ngi_net_plan_task_env(np, i, &e);
         FZ_ASSERT(ne <= 4, "task %u: %u variables", i, ne);
         for (unsigned j = 0; j < ne; j++) {
             FZ_ASSERT(memchr(e[j].value, '\0', sizeof e[j].value) && e[j].value[0],
@@ -92,7 +92,7 @@ static void check_plan(const ng_net_affinity *a, const ng_nic_filter *f, const u
             }
         }
     }
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* libFuzzer target: NVIDIA driver information files
  * (/proc/driver/nvidia/gpus/<dir>/information and numa_status) written into
  * a private fsroot, read back through every path that parses them:
- * ng_device_file_busid (minor -> bus id), gres.conf AutoDetect=nvml (the
+ * ngi_device_file_busid (minor -> bus id), gres.conf AutoDetect=nvml (the
  * driver's GPU list), ng_task_gpus with CUDA_VISIBLE_DEVICES UUIDs, and,
  * rarely, a live topology load whose GPU-memory hints come from numa_status.
  *
@@ -88,7 +88,7 @@ static void write_records(char **rec, unsigned nrec)
 static void check_bus(const char *what, const char *bus)
 {
     char again[NG_BUSID_LEN];
-    FZ_ASSERT(strnlen(bus, NG_BUSID_LEN) == 12 && ng_busid_normalize(bus, again) == 0 &&
+    FZ_ASSERT(strnlen(bus, NG_BUSID_LEN) == 12 && ngi_busid_normalize(bus, again) == 0 &&
               strcmp(bus, again) == 0, "%s: bus id '%.16s' not canonical", what, bus);
 }
 
@@ -167,10 +167,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char dev[700], bus[NG_BUSID_LEN], err[512] = "";
         unsigned m = flags & 7;
         snprintf(dev, sizeof dev, m == 7 ? "%s/dev/nvidiactl" : "%s/dev/nvidia%u", root, m);
-        if (ng_device_file_busid(root, dev, bus, err, sizeof err) == 0)
-            check_bus("ng_device_file_busid", bus);
+        if (ngi_device_file_busid(root, dev, bus, err, sizeof err) == 0)
+            check_bus("ngi_device_file_busid", bus);
         else
-            fz_check_message("ng_device_file_busid", err, sizeof err);
+            fz_check_message("ngi_device_file_busid", err, sizeof err);
     }
     check_autodetect(cuda, flags & 8);
     if (*cuda)

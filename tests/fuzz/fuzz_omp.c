@@ -1,7 +1,7 @@
 /* libFuzzer target: --omp-guard values (ng_omp_guard_parse / format) and the
- * thread variables they produce (ng_thread_env).
+ * thread variables they produce (ngi_thread_env).
  * Invariants: round trip through the canonical text; rejections are one
- * printable line; ng_thread_env never writes past @max, sets each name once,
+ * printable line; ngi_thread_env never writes past @max, sets each name once,
  * gives every count variable the same decimal value, never lists OMP_PLACES,
  * ends with OMP_PROC_BIND exactly when ,bind was given, and carries the
  * force flag. */
@@ -11,12 +11,12 @@ static void check_env(const char *in, const ng_omp_guard *g, unsigned threads, i
 {
     ng_env_var out[NG_MAX_ENV + 1];
     memset(out, 0x5a, sizeof out);
-    int n = ng_thread_env(g, threads, smt, NULL, out, NG_MAX_ENV);
+    int n = ngi_thread_env(g, threads, smt, NULL, out, NG_MAX_ENV);
     if (g->mode == NG_OMP_OFF) {
         FZ_ASSERT(n == 0, "'%s': off produced %d variables", in, n);
         return;
     }
-    FZ_ASSERT(n >= 1 && n <= NG_MAX_ENV, "'%s': ng_thread_env returned %d", in, n);
+    FZ_ASSERT(n >= 1 && n <= NG_MAX_ENV, "'%s': ngi_thread_env returned %d", in, n);
     /* The canary after the last entry must be untouched. */
     FZ_ASSERT(out[NG_MAX_ENV].name[0] == 0x5a, "'%s': wrote past max", in);
     unsigned want = g->mode == NG_OMP_FIXED ? g->nthreads : (threads ? threads : 1);
@@ -42,7 +42,7 @@ static void check_env(const char *in, const ng_omp_guard *g, unsigned threads, i
     /* Too little room: -1, never an overflow (ASan watches the array). */
     ng_env_var *tight = malloc(3 * sizeof *tight);
     FZ_ASSERT(tight, "oom");
-    FZ_ASSERT(ng_thread_env(g, threads, smt, NULL, tight, 3) == -1, "'%s': max 3 accepted", in);
+    FZ_ASSERT(ngi_thread_env(g, threads, smt, NULL, tight, 3) == -1, "'%s': max 3 accepted", in);
     free(tight);
 }
 
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FZ_ASSERT(g.nthreads >= 1 && g.nthreads <= NG_MAX_THREADS, "'%s': %u threads", in,
                       g.nthreads);
         char canon[64], canon2[64];
-        int n = ng_omp_guard_format(&g, canon, sizeof canon);
+        int n = ngi_omp_guard_format(&g, canon, sizeof canon);
         FZ_ASSERT(n > 0, "'%s': format failed", in);
         ng_omp_guard back;
         FZ_ASSERT(ng_omp_guard_parse(canon, &back, err, sizeof err) == 0,
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(back.mode == g.mode && back.force == g.force &&
                   (g.mode != NG_OMP_FIXED || back.nthreads == g.nthreads),
                   "'%s': '%s' parses differently", in, canon);
-        FZ_ASSERT(ng_omp_guard_format(&back, canon2, sizeof canon2) == n &&
+        FZ_ASSERT(ngi_omp_guard_format(&back, canon2, sizeof canon2) == n &&
                   strcmp(canon, canon2) == 0, "'%s': not idempotent", in);
         /* Thread counts from the input's bytes: 0, small, huge. */
         unsigned threads = size ? (unsigned)data[0] * (size > 1 ? data[size - 1] + 1u : 1u) : 0;

@@ -1,4 +1,4 @@
-/* libFuzzer target: --numa-policy values (ng_policy_parse / ng_policy_format).
+/* libFuzzer target: --numa-policy values (ng_policy_parse / ngi_policy_format).
  * Invariants: a parsed policy is well formed, formats to a canonical text
  * that parses back to the same policy (and formats identically again);
  * a rejection is one printable line that fits its buffer; tiny or absent
@@ -32,19 +32,19 @@ static void check_parsed(const char *in, const ng_policy *pol)
     /* Round trip through the canonical text. Canonical node lists merge
      * ranges and drop leading zeros, so they never outgrow the input. */
     char canon[NG_MAX_ARG * 4], canon2[NG_MAX_ARG * 4], err[512] = "";
-    int n = ng_policy_format(pol, canon, sizeof canon);
+    int n = ngi_policy_format(pol, canon, sizeof canon);
     FZ_ASSERT(n > 0 && (size_t)n == strlen(canon), "'%s': format returned %d", in, n);
     FZ_ASSERT(n <= NG_MAX_ARG, "'%s': canonical form is %d bytes", in, n);
     ng_policy back;
     FZ_ASSERT(ng_policy_parse(canon, &back, err, sizeof err) == 0,
               "'%s': canonical '%s' rejected: %s", in, canon, err);
     FZ_ASSERT(same_policy(pol, &back), "'%s': '%s' parses to a different policy", in, canon);
-    FZ_ASSERT(ng_policy_format(&back, canon2, sizeof canon2) == n && strcmp(canon, canon2) == 0,
+    FZ_ASSERT(ngi_policy_format(&back, canon2, sizeof canon2) == n && strcmp(canon, canon2) == 0,
               "'%s': format not idempotent: '%s' vs '%s'", in, canon, canon2);
     /* A buffer one byte short must fail cleanly (empty string, -1). */
     char *shortbuf = malloc((size_t)n);
     FZ_ASSERT(shortbuf, "oom");
-    FZ_ASSERT(ng_policy_format(pol, shortbuf, (size_t)n) == -1 && shortbuf[0] == '\0',
+    FZ_ASSERT(ngi_policy_format(pol, shortbuf, (size_t)n) == -1 && shortbuf[0] == '\0',
               "'%s': truncated format did not fail cleanly", in);
     free(shortbuf);
 }

@@ -31,7 +31,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         topo[i] = fz_load_repo_topology(xmls[i]);
         snprintf(spec, sizeof spec, "%s%s", root[i], files[i]);
         const char *specs[1] = {spec};
-        if (ng_gres_order_from_files(&order[i], specs, 1, err, sizeof err) < 0) {
+        if (ngi_gres_order_from_files(&order[i], specs, 1, err, sizeof err) < 0) {
             fprintf(stderr, "fuzz: gres order %s: %s\n", spec, err);
             abort();
         }

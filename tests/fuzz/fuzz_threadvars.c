@@ -1,8 +1,8 @@
 /* libFuzzer target: the admin's thread variable list (plugstack omp_vars=,
- * ng_thread_vars_parse) and ng_thread_env with that list.
+ * ng_thread_vars_parse) and ngi_thread_env with that list.
  * Invariants: accepted names are [A-Z_][A-Z0-9_]{0,62}, unique, each an item
  * of the input, NULL-terminated within max + 1 pointers; on failure the list
- * is empty and the message is one printable line; ng_thread_env (with ,bind)
+ * is empty and the message is one printable line; ngi_thread_env (with ,bind)
  * sets OMP_PROC_BIND once and never lists OMP_PLACES. */
 #include "fuzz_common.h"
 
@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ng_omp_guard g = {NG_OMP_AUTO, 0, 1, 1};
         ng_env_var out[NG_MAX_ENV];
-        int m = ng_thread_env(&g, 4, 0, ptrs, out, NG_MAX_ENV);
-        FZ_ASSERT(m >= 1 && m <= (int)n + 1, "'%s': ng_thread_env gave %d for %u names", in, m, n);
+        int m = ngi_thread_env(&g, 4, 0, ptrs, out, NG_MAX_ENV);
+        FZ_ASSERT(m >= 1 && m <= (int)n + 1, "'%s': ngi_thread_env gave %d for %u names", in, m, n);
         int places = 0, binds = 0;
         for (int i = 0; i < m; i++) {
             places += strcmp(out[i].name, "OMP_PLACES") == 0;

@@ -141,7 +141,7 @@ static void check_topology(const ng_topology *t)
     for (unsigned i = 0; i < ng; i++) {
         const ng_gpu_info *g = ng_topology_gpu(t, i);
         char again[NG_BUSID_LEN];
-        FZ_ASSERT(ng_busid_normalize(g->pci_bus_id, again) == 0 &&
+        FZ_ASSERT(ngi_busid_normalize(g->pci_bus_id, again) == 0 &&
                   strcmp(again, g->pci_bus_id) == 0, "GPU %u bus '%s'", i, g->pci_bus_id);
         FZ_ASSERT(i == 0 || strcmp(ng_topology_gpu(t, i - 1)->pci_bus_id, g->pci_bus_id) < 0,
                   "GPUs not sorted/unique at %u", i);

@@ -8,7 +8,8 @@
 #     with or interpose;
 #   - no fault injection in the shipped plugin: numaguard.so has no
 #     "test_fault" string (its plugstack parser does not know the argument)
-#     and no plugin source but spank/faults.c includes lib/testhooks.h;
+#     and no plugin source but spank/faults.c includes a private library
+#     header (lib/private/, where the test seams are);
 #     the test build numaguard-faults.so (make tests) has them and exports
 #     the same SPANK symbols;
 #   - neither the plugin nor the CLI needs libnuma at run time (nothing of
@@ -52,8 +53,8 @@ ok "$([ -z "$writable" ]; echo $?)" "no writable data exported (test hooks stay 
 hits=$(strings "$so" | grep -c test_fault)
 echo "# strings $so | grep -c test_fault: $hits"
 ok "$([ "$hits" -eq 0 ]; echo $?)" "numaguard.so contains no \"test_fault\" string"
-inc=$(grep -l 'testhooks\.h' spank/*.c spank/*.h | grep -vx spank/faults.c)
-ok "$([ -z "$inc" ]; echo $?)" "only spank/faults.c includes lib/testhooks.h (${inc:-none else})"
+inc=$(grep -l '"private/' spank/*.c spank/*.h | grep -vx spank/faults.c)
+ok "$([ -z "$inc" ]; echo $?)" "only spank/faults.c includes a private library header (${inc:-none else})"
 fso=$BUILD/numaguard-faults.so
 if [ -f "$fso" ]; then
     fhits=$(strings "$fso" | grep -c test_fault)
@@ -74,8 +75,8 @@ for f in "$so" "$cli"; do
     ok $? "$(basename "$f") links libhwloc"
 done
 
-hdr=$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h)
-num=$(awk '/^#define NUMAGUARD_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' lib/numaguard.h)
+hdr=$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h)
+num=$(awk '/^#define NUMAGUARD_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' lib/include/numaguard.h)
 deb=$(head -1 debian/changelog | sed 's/.*(\([^)-]*\).*/\1/')
 cliv=$("$cli" --version | sed -n '1s/^numaguard //p')
 ok "$([ -n "$hdr" ] && [ "$hdr" = "$num" ] && [ "$hdr" = "$deb" ] && [ "$hdr" = "$cliv" ]; echo $?)" \

@@ -2,8 +2,9 @@
  * plan in a forked child, which reports what the kernel then says
  * (/proc/self/status Cpus_allowed_list, get_mempolicy) and the env it got.
  * Old-kernel fallbacks and EPERM are simulated through the syscall seam. */
-#include "internal.h"
-#include "testhooks.h"
+#include "private/plan.h"
+#include "private/task.h"
+#include "private/sysops.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -14,8 +15,8 @@
 #include <unistd.h>
 
 /* The syscalls the next cases run with (lib/testhooks.h); NULL = the real
- * ones. A table of this test's own, passed to ng_apply_task_sys. */
-static const ng_sys_ops *case_sys;
+ * ones. A table of this test's own, passed to ngi_apply_task_sys. */
+static const ngi_sys_ops *case_sys;
 
 /* ---- a tiny environment for ng_env_ops ---- */
 typedef struct env_store {
@@ -45,9 +46,9 @@ static int env_set(void *ctx, const char *name, const char *value)
         if (e->n >= 64)
             return -1;
         i = (int)e->n++;
-        ng_strlcpy(e->names[i], name, sizeof e->names[i]);
+        ngi_strlcpy(e->names[i], name, sizeof e->names[i]);
     }
-    ng_strlcpy(e->values[i], value, sizeof e->values[i]);
+    ngi_strlcpy(e->values[i], value, sizeof e->values[i]);
     return 0;
 }
 
@@ -62,7 +63,7 @@ static int env_copy(void *ctx, const char *name, char *buf, size_t len)
     const char *v = env_get(ctx, name);
     if (!v)
         return -1;
-    ng_strlcpy(buf, v, len);
+    ngi_strlcpy(buf, v, len);
     return 0;
 }
 
@@ -82,7 +83,7 @@ static void read_cpus_allowed(char *buf, size_t len)
 {
     char status[8192];
     buf[0] = '\0';
-    if (ng_read_small_file("/proc/self/status", status, sizeof status) < 0)
+    if (ngi_read_small_file("/proc/self/status", status, sizeof status) < 0)
         return;
     const char *p = strstr(status, "Cpus_allowed_list:");
     if (!p)
@@ -144,7 +145,7 @@ static int run_case(const apply_case *c, report *r)
         if (c->preset_name)
             env_set(&me->env, c->preset_name, c->preset_value);
         ng_env_ops ops = {env_is_set, env_set, &me->env, env_copy};
-        me->rc = ng_apply_task_sys(case_sys, c->topo, c->plan, c->local_id, &c->pol, c->flags, &ops,
+        me->rc = ngi_apply_task_sys(case_sys, c->topo, c->plan, c->local_id, &c->pol, c->flags, &ops,
                                &me->res, me->err, sizeof me->err);
         read_cpus_allowed(me->cpus, sizeof me->cpus);
         read_mempolicy(&me->mode, me->mems, sizeof me->mems);
@@ -240,7 +241,7 @@ static void test_policy_modes(const ng_topology *topo, unsigned ntasks, const ch
         {"interleave", 3, "interleave"},
         {"weighted", 6, "weighted_interleave"},
     };
-    for (size_t i = 0; i < NG_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < NGI_ARRAY_LEN(cases); i++) {
         apply_case c = {topo, NULL, ntasks - 1, {0}, 0, NULL, NULL};
         ng_plan *plan = make_plan(topo, ntasks, cases[i].policy, NULL, &c.pol);
         if (!ok(plan != NULL, "%s: plan computed", cases[i].policy))
@@ -278,8 +279,8 @@ static void test_fallbacks(const ng_topology *topo, unsigned ntasks, const char 
     apply_case c = {topo, NULL, 0, {0}, 0, NULL, NULL};
     report r;
     char ecpus[256], emems[256];
-    static const ng_sys_ops old = {.set_mempolicy = old_kernel};
-    static const ng_sys_ops eperm = {.set_mempolicy = no_cap};
+    static const ngi_sys_ops old = {.set_mempolicy = old_kernel};
+    static const ngi_sys_ops eperm = {.set_mempolicy = no_cap};
     case_sys = &old;
 
     ng_plan *plan = make_plan(topo, ntasks, "prefer", NULL, &c.pol);
@@ -333,7 +334,7 @@ static void test_env_bind(const ng_topology *topo, unsigned ntasks)
     ng_plan *plan = make_plan(topo, ntasks, "local", "auto,bind", &c.pol);
     c.plan = plan;
     char want[NG_MAX_ARG * 4];
-    ng_omp_places_format(topo, ng_plan_task(plan, 0)->cpus, 0, want, sizeof want);
+    ngi_omp_places_format(topo, ng_plan_task(plan, 0)->cpus, 0, want, sizeof want);
     ran = run_case(&c, &r) == 0;
     ok(ran && r.rc == 0 && strcmp(s(env_get(&r.env, "OMP_PROC_BIND")), "close") == 0 &&
        want[0] == '{' && strcmp(s(env_get(&r.env, "OMP_PLACES")), want) == 0,
@@ -344,7 +345,7 @@ static void test_env_bind(const ng_topology *topo, unsigned ntasks)
         {"local", NG_APPLY_SKIP_SYSCALLS, "plan only"},
         {"local", NG_APPLY_KEEP_CPUS, "user --cpu-bind"},
     };
-    for (size_t i = 0; i < NG_ARRAY_LEN(no); i++) {
+    for (size_t i = 0; i < NGI_ARRAY_LEN(no); i++) {
         ng_plan_free(plan);
         plan = make_plan(topo, ntasks, no[i].policy, "auto,bind", &c.pol);
         c.plan = plan;

@@ -3,7 +3,7 @@
  * by tests/fakefs/mkfake.sh (real layouts) and a fake libnvidia-ml.so.1
  * (tests/fakefs/fake_nvml.c) loaded by re-executing this test with
  * LD_LIBRARY_PATH pointing at it. Run from the repository root. */
-#include "numaguard.h"
+#include "private/gpu.h"
 #include "tap.h"
 
 #include <dlfcn.h>
@@ -119,17 +119,17 @@ static void test_files(void)
     ng_gres_order o;
     char err[256];
     const char *a[] = {"/dev/nvidia[0-3]"};
-    ok(!ng_gres_order_from_files(&o, a, 1, err, sizeof(err)) &&
+    ok(!ngi_gres_order_from_files(&o, a, 1, err, sizeof(err)) &&
            !strcmp(order_str(&o, NULL), "/dev/nvidia0,/dev/nvidia1,/dev/nvidia2,/dev/nvidia3"),
        "File=/dev/nvidia[0-3] expands to 4 files in order");
     ng_gres_order_free(&o);
     const char *b[] = {"/dev/nvidia[2,0]", "/dev/nvidia1,/dev/nvidia3"};
-    ok(!ng_gres_order_from_files(&o, b, 2, err, sizeof(err)) &&
+    ok(!ngi_gres_order_from_files(&o, b, 2, err, sizeof(err)) &&
            !strcmp(order_str(&o, NULL), "/dev/nvidia2,/dev/nvidia0,/dev/nvidia1,/dev/nvidia3"),
        "several File= values and lists keep the written order (no sorting)");
     ng_gres_order_free(&o);
     const char *c[] = {"/dev/dri/renderD[128-129,131],/dev/x[08-10]"};
-    ok(!ng_gres_order_from_files(&o, c, 1, err, sizeof(err)) &&
+    ok(!ngi_gres_order_from_files(&o, c, 1, err, sizeof(err)) &&
            !strcmp(order_str(&o, NULL), "/dev/dri/renderD128,/dev/dri/renderD129,"
                                         "/dev/dri/renderD131,/dev/x08,/dev/x09,/dev/x10"),
        "ranges with commas and zero padding");
@@ -143,7 +143,7 @@ static void test_files(void)
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *s[] = {bad[i].spec};
         err[0] = '\0';
-        int rc = ng_gres_order_from_files(&o, s, 1, err, sizeof(err));
+        int rc = ngi_gres_order_from_files(&o, s, 1, err, sizeof(err));
         if (!ok(rc == -1 && has(err, bad[i].msg) && o.count == 0,
                 "File='%s' is refused (%s)", bad[i].spec, bad[i].msg))
             tap_diag("rc %d err '%s'", rc, err);
@@ -220,15 +220,15 @@ static void test_cgroup_evidence(ng_topology *t)
     snprintf(p1, sizeof p1, "%s/dev/nvidia3", root_nv);
     char *files[] = {p0, p1};
     ng_gres_order o = {2, files};
-    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+    ok(ngi_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
            n == 0, "devices cgroup: nothing denied -> no evidence (0)");
     snprintf(p1, sizeof p1, "%s/dev/nvidia-missing", root_nv);
-    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+    ok(ngi_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
        "devices cgroup: a missing device file -> cannot tell (0)");
     snprintf(p1, sizeof p1, "%s", p0);
-    ok(ng_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+    ok(ngi_task_gpus_from_cgroup(t, &o, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
        "devices cgroup: a file twice (MIG parent) -> cannot tell (0)");
-    ok(ng_task_gpus_from_cgroup(t, NULL, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
+    ok(ngi_task_gpus_from_cgroup(t, NULL, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0,
        "devices cgroup: no gres order -> 0");
 }
 
@@ -246,22 +246,22 @@ static void test_nvidia(void)
     test_cgroup_evidence(t);
     for (unsigned i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s%s", root_nv, m[i].dev);
-        int rc = ng_device_file_busid(root_nv, path, bus, err, sizeof(err));
+        int rc = ngi_device_file_busid(root_nv, path, bus, err, sizeof(err));
         if (!ok(rc == 0 && !strcmp(bus, m[i].bus), "%s (195:%u) -> %s via Device Minor",
                 m[i].dev, i, m[i].bus))
             tap_diag("rc %d bus '%s' err '%s'", rc, bus, err);
     }
     snprintf(path, sizeof(path), "%s/dev/nvidiactl", root_nv);
-    ok(ng_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 &&
+    ok(ngi_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 &&
            has(err, "control device"), "/dev/nvidiactl is refused");
     snprintf(path, sizeof(path), "%s/proc/driver/nvidia/gpus/0000:4e:00.0/information", root_nv);
-    ok(ng_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 &&
+    ok(ngi_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 &&
            has(err, "not a character device"), "a regular file is refused");
     snprintf(path, sizeof(path), "%s/dev/nvidia9", root_nv);
-    ok(ng_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 && has(err, "nvidia9"),
+    ok(ngi_device_file_busid(root_nv, path, bus, err, sizeof(err)) == -1 && has(err, "nvidia9"),
        "a missing device file is named");
     snprintf(path, sizeof(path), "%s/dev/nvidia0", root_nv);
-    ok(ng_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1 &&
+    ok(ngi_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1 &&
            has(err, "Device Minor 0"), "minor with no /proc entry: clear error");
 
     /* gres orders */
@@ -364,14 +364,14 @@ static void test_amd(void)
     if (!ok(t && ng_topology_gpu_count(t) == 8, "corona topology has 8 GPUs"))
         return;
     snprintf(path, sizeof(path), "%s/dev/dri/renderD130", root_amd);
-    int rc = ng_device_file_busid(root_amd, path, bus, err, sizeof(err));
+    int rc = ngi_device_file_busid(root_amd, path, bus, err, sizeof(err));
     if (!ok(rc == 0 && !strcmp(bus, "0000:03:00.0"), "renderD130 (226:130) -> 0000:03:00.0 via sysfs"))
         tap_diag("rc %d bus %s err %s", rc, bus, err);
     snprintf(path, sizeof(path), "%s/dev/dri/card7", root_amd);
-    rc = ng_device_file_busid(root_amd, path, bus, err, sizeof(err));
+    rc = ngi_device_file_busid(root_amd, path, bus, err, sizeof(err));
     ok(rc == 0 && !strcmp(bus, "0000:a3:00.0"), "card7 (226:7) -> 0000:a3:00.0");
     snprintf(path, sizeof(path), "%s/dev/dri/card7", root_amd);
-    ok(ng_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1 &&
+    ok(ngi_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1 &&
            has(err, "226:7"), "DRM device without sysfs entry: clear error");
 
     ng_gres_order rsmi, files;
@@ -445,7 +445,7 @@ static void test_nvml(void)
     check_env(t, NULL, root_nv, &e, "ERR:no GPU with UUID 'MIG-99999999", "unknown MIG UUID");
     char err[256], bus[NG_BUSID_LEN], path[600];
     snprintf(path, sizeof(path), "%s/dev/nvidia2", root_nv);
-    ok(ng_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1,
+    ok(ngi_device_file_busid(root_empty, path, bus, err, sizeof(err)) == -1,
        "minor lookup never asks NVML for a fake fsroot");
     ok(*inits > 0 && *inits == *shut, "nvmlInit_v2/nvmlShutdown balanced (%d/%d)", *inits, *shut);
     ng_topology_free(t);

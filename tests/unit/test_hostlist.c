@@ -1,7 +1,7 @@
 /* Tests for lib/hostlist.c: Slurm hostlist expressions as gres.conf uses
  * them (NodeName= membership, File= expansion order). Expected names are
  * what Slurm 22.05's `scontrol show hostnames EXPR` prints (checked here). */
-#include "hostlist.h"
+#include "private/hostlist.h"
 #include "tap.h"
 
 #include <string.h>
@@ -26,7 +26,7 @@ static void expands(const char *expr, const char *want)
 {
     collect c = {"", 0, 0};
     char err[256] = "";
-    int rc = ng_hostlist_foreach(expr, 0, add, &c, err, sizeof err);
+    int rc = ngi_hostlist_foreach(expr, 0, add, &c, err, sizeof err);
     if (!ok(rc == 0 && !strcmp(c.text, want), "'%s' expands to '%s'", expr, want))
         tap_diag("rc %d got '%s' err '%s'", rc, c.text, err);
 }
@@ -35,9 +35,9 @@ static void refused(const char *expr, unsigned long max_range, const char *msg)
 {
     collect c = {"", 0, 0};
     char err[256] = "";
-    int rc = ng_hostlist_foreach(expr, max_range, add, &c, err, sizeof err);
+    int rc = ngi_hostlist_foreach(expr, max_range, add, &c, err, sizeof err);
     char err2[256] = "";
-    int rc2 = ng_hostlist_contains(expr, "x1", err2, sizeof err2);
+    int rc2 = ngi_hostlist_contains(expr, "x1", err2, sizeof err2);
     if (!ok(rc == -1 && c.n == 0 && strstr(err, msg) && (max_range || (rc2 == -1 && err2[0])),
             "'%s' is refused (%s), by expansion and by membership", expr, msg))
         tap_diag("rc %d/%d err '%s' / '%s' names '%s'", rc, rc2, err, err2, c.text);
@@ -46,7 +46,7 @@ static void refused(const char *expr, unsigned long max_range, const char *msg)
 static void member(const char *expr, const char *name, int want)
 {
     char err[256] = "";
-    int rc = ng_hostlist_contains(expr, name, err, sizeof err);
+    int rc = ngi_hostlist_contains(expr, name, err, sizeof err);
     if (!ok(rc == want, "'%s' %s '%s'", expr, want ? "names" : "does not name", name))
         tap_diag("rc %d err '%s'", rc, err);
 }
@@ -68,7 +68,7 @@ static void test_expand(void)
     expands("/dev/nvidia[0-1]", "/dev/nvidia0 /dev/nvidia1");
     collect c = {"", 0, 2};
     char err[64];
-    ok(ng_hostlist_foreach("n[1-100000000]", 0, add, &c, err, sizeof err) == 0 &&
+    ok(ngi_hostlist_foreach("n[1-100000000]", 0, add, &c, err, sizeof err) == 0 &&
            !strcmp(c.text, "n1 n2"),
        "the callback stops a huge expansion early (Count= truncation)");
 }

@@ -3,7 +3,8 @@
  * variables (JUWELS Booster, XE8640, fewer NICs than GPUs, no NIC), and
  * properties over every topology of tests/topologies. Runs from the
  * repository root. */
-#include "numaguard.h"
+#include "private/plan.h"
+#include "private/task.h"
 #include "tap.h"
 
 #include <dirent.h>
@@ -39,7 +40,7 @@ static void test_grammar(void)
         ng_net_affinity a;
         char buf[64] = "";
         int rc = ng_net_affinity_parse(good[i].in, &a, err, sizeof err);
-        ng_net_affinity_format(&a, buf, sizeof buf);
+        ngi_net_affinity_format(&a, buf, sizeof buf);
         ok(rc == 0 && strcmp(buf, good[i].canon) == 0, "--net-affinity='%s' -> '%s' (got %s%s)",
            good[i].in, good[i].canon, buf, rc ? err : "");
     }
@@ -70,9 +71,9 @@ static void test_filter(ng_topology *jw)
         ok(ng_nic_filter_parse(bad[i], NULL, &f, err, sizeof err) < 0 && strstr(err, "net_allow"),
            "net_allow='%s' refused: %s", bad[i], err);
     ng_nic_filter_parse("mlx5_*,enp225s0f0", "mlx5_2", &f, err, sizeof err);
-    int n0 = ng_topology_nic_by_name(jw, "mlx5_0"), n2 = ng_topology_nic_by_name(jw, "mlx5_2");
-    int e0 = ng_topology_nic_by_name(jw, "enp225s0f0"), e1 = ng_topology_nic_by_name(jw, "enp225s0f1");
-    int ib3 = ng_topology_nic_by_name(jw, "ib3");
+    int n0 = ngi_topology_nic_by_name(jw, "mlx5_0"), n2 = ngi_topology_nic_by_name(jw, "mlx5_2");
+    int e0 = ngi_topology_nic_by_name(jw, "enp225s0f0"), e1 = ngi_topology_nic_by_name(jw, "enp225s0f1");
+    int ib3 = ngi_topology_nic_by_name(jw, "ib3");
     ok(n0 >= 0 && n2 >= 0 && e0 >= 0 && e1 >= 0 && ib3 >= 0, "NICs found by verbs and interface name");
     ok(ng_nic_filter_admits(&f, ng_topology_nic(jw, (unsigned)n0)) &&
            !ng_nic_filter_admits(&f, ng_topology_nic(jw, (unsigned)n2)) &&
@@ -118,18 +119,18 @@ static void test_discovery(ng_topology *jw)
 
     /* Kinds: RoCE (Ethernet-class ConnectX with a verbs device), EFA, mlx4 IB. */
     ng_topology *t = load("jusuf-1xv100-epyc7742-nps4-hwloc1.xml");
-    int r = t ? ng_topology_nic_by_name(t, "mlx5_0") : -1, i = t ? ng_topology_nic_by_name(t, "mlx5_1") : -1;
+    int r = t ? ngi_topology_nic_by_name(t, "mlx5_0") : -1, i = t ? ngi_topology_nic_by_name(t, "mlx5_1") : -1;
     ok(r >= 0 && i >= 0 && ng_topology_nic(t, (unsigned)r)->kind == NG_NIC_ROCE &&
            ng_topology_nic(t, (unsigned)i)->kind == NG_NIC_IB,
        "JUSUF (hwloc 1.x XML): mlx5_0 is RoCE, mlx5_1 is IB");
     ng_topology_free(t);
     t = load("g4dn-metal-8xt4.xml");
-    r = t ? ng_topology_nic_by_name(t, "rdmap197s0") : -1;
+    r = t ? ngi_topology_nic_by_name(t, "rdmap197s0") : -1;
     ok(r >= 0 && ng_topology_nic(t, (unsigned)r)->kind == NG_NIC_RDMA,
        "g4dn.metal: the EFA device is RDMA, not RoCE");
     ng_topology_free(t);
     t = load("xeon-2s-nvdimm-dax-nvme-mic.xml");
-    r = t ? ng_topology_nic_by_name(t, "mlx4_0") : -1;
+    r = t ? ngi_topology_nic_by_name(t, "mlx4_0") : -1;
     ok(r >= 0 && ng_topology_nic(t, (unsigned)r)->kind == NG_NIC_IB,
        "2-socket Xeon: ConnectX-3 (class 0280) with an IPoIB interface is IB");
     ng_topology_free(t);
@@ -157,10 +158,10 @@ static void job_gpus(job *j, unsigned ntasks, unsigned per_task)
     }
 }
 
-static ng_net_plan *plan(const ng_topology *topo, const job *j, const char *aff,
+static ngi_net_plan *plan(const ng_topology *topo, const job *j, const char *aff,
                          const ng_nic_filter *f)
 {
-    ng_net_request r = {.filter = f, .ntasks = j->ntasks};
+    ngi_net_request r = {.filter = f, .ntasks = j->ntasks};
     if (ng_net_affinity_parse(aff, &r.aff, err, sizeof err) < 0)
         return NULL;
     int any = 0;
@@ -172,16 +173,16 @@ static ng_net_plan *plan(const ng_topology *topo, const job *j, const char *aff,
         r.task_gpus = j->gpus;
     }
     r.task_cpus = (const hwloc_const_cpuset_t *)j->cpus;
-    ng_net_plan *np = NULL;
-    if (ng_net_plan_compute(topo, &r, &np, err, sizeof err) < 0)
+    ngi_net_plan *np = NULL;
+    if (ngi_net_plan_compute(topo, &r, &np, err, sizeof err) < 0)
         return NULL;
     return np;
 }
 
-static const char *env_of(const ng_net_plan *np, unsigned t, const char *name)
+static const char *env_of(const ngi_net_plan *np, unsigned t, const char *name)
 {
     const ng_net_env *e;
-    unsigned n = ng_net_plan_task_env(np, t, &e);
+    unsigned n = ngi_net_plan_task_env(np, t, &e);
     for (unsigned k = 0; k < n; k++)
         if (strcmp(e[k].name, name) == 0)
             return e[k].value;
@@ -189,11 +190,11 @@ static const char *env_of(const ng_net_plan *np, unsigned t, const char *name)
 }
 
 /* "mlx5_0 mlx5_1" for task t. */
-static const char *nic_names(const ng_topology *topo, const ng_net_plan *np, unsigned t)
+static const char *nic_names(const ng_topology *topo, const ngi_net_plan *np, unsigned t)
 {
     static char buf[512];
     const unsigned *idx;
-    unsigned n = ng_net_plan_task_nics(np, t, &idx);
+    unsigned n = ngi_net_plan_task_nics(np, t, &idx);
     buf[0] = '\0';
     for (unsigned k = 0; k < n; k++) {
         size_t u = strlen(buf);
@@ -208,7 +209,7 @@ static int streq(const char *a, const char *b)
 }
 
 /* Each task's NICs against want[t]; NCCL_IB_HCA against nccl in every task. */
-static void expect(const char *what, const ng_topology *topo, const ng_net_plan *np, unsigned ntasks,
+static void expect(const char *what, const ng_topology *topo, const ngi_net_plan *np, unsigned ntasks,
                    const char *const *want, const char *nccl)
 {
     if (!ok(np != NULL, "%s: planned%s%s", what, np ? "" : ": ", np ? "" : err))
@@ -229,7 +230,7 @@ static void golden_juwels(ng_topology *jw)
     job_gpus(&j, 4, 1);
     static const char *const own[] = {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"};
     const char *nccl = "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1";
-    ng_net_plan *np = plan(jw, &j, "auto", NULL);
+    ngi_net_plan *np = plan(jw, &j, "auto", NULL);
     expect("JUWELS 4 tasks x 1 GPU", jw, np, 4, own, nccl);
     for (unsigned t = 0; np && t < 4; t++) {
         char v[32];
@@ -239,32 +240,32 @@ static void golden_juwels(ng_topology *jw)
            "JUWELS task %u: UCX_NET_DEVICES, NVSHMEM_HCA_LIST, OMPI_MCA_btl_openib_if_include = %s",
            t, v);
         const ng_net_env *e;
-        unsigned n = ng_net_plan_task_env(np, t, &e);
+        unsigned n = ngi_net_plan_task_env(np, t, &e);
         ok(n == 4 && !e[0].overwrite, "JUWELS task %u: 4 variables, user values kept", t);
     }
-    ok(np && streq(ng_net_plan_nccl_hca(np), nccl), "node NCCL_IB_HCA %s", nccl);
-    ng_net_plan_free(np);
+    ok(np && streq(ngi_net_plan_nccl_hca(np), nccl), "node NCCL_IB_HCA %s", nccl);
+    ngi_net_plan_free(np);
 
     np = plan(jw, &j, "force,nccl-per-rank", NULL);
     const ng_net_env *e;
-    ok(np && ng_net_plan_task_env(np, 2, &e) == 4 && e[0].overwrite &&
+    ok(np && ngi_net_plan_task_env(np, 2, &e) == 4 && e[0].overwrite &&
            streq(env_of(np, 2, "NCCL_IB_HCA"), "=mlx5_2:1"),
        "force overwrites; nccl-per-rank gives task 2 its own NCCL_IB_HCA=%s",
        np ? env_of(np, 2, "NCCL_IB_HCA") : "");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 
     static const char *const two[] = {"mlx5_0 mlx5_1", "mlx5_1 mlx5_0", "mlx5_2 mlx5_3", "mlx5_3 mlx5_2"};
     np = plan(jw, &j, "2", NULL);
     expect("JUWELS N=2: own HCA, then the package's other", jw, np, 4, two, nccl);
     ok(np && streq(env_of(np, 1, "UCX_NET_DEVICES"), "mlx5_1:1,mlx5_0:1"),
        "UCX_NET_DEVICES nearest first: %s", np ? env_of(np, 1, "UCX_NET_DEVICES") : "");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 
     job_gpus(&j, 1, 4);
     static const char *const all[] = {"mlx5_0 mlx5_1 mlx5_2 mlx5_3"};
     np = plan(jw, &j, "auto", NULL);
     expect("JUWELS 1 task x 4 GPUs: the HCA of each GPU", jw, np, 1, all, nccl);
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 
     job_gpus(&j, 4, 1);
     ng_nic_filter f;
@@ -273,7 +274,7 @@ static void golden_juwels(ng_topology *jw)
     np = plan(jw, &j, "auto", &f);
     expect("JUWELS net_deny=mlx5_0: GPU 0 falls back to its package's HCA", jw, np, 4, deny0,
            "=mlx5_1:1,mlx5_2:1,mlx5_3:1");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 
     /* CPU-only tasks: the NIC local to their CPUs; no NVSHMEM_HCA_LIST. */
     job_gpus(&j, 2, 0);
@@ -286,15 +287,15 @@ static void golden_juwels(ng_topology *jw)
     expect("JUWELS CPU-only tasks on NUMA 5 and 1", jw, np, 2, cpu, nccl);
     ok(np && !env_of(np, 0, "NVSHMEM_HCA_LIST") && streq(env_of(np, 0, "UCX_NET_DEVICES"), "mlx5_3:1"),
        "CPU-only task: UCX_NET_DEVICES, no NVSHMEM_HCA_LIST");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     hwloc_bitmap_free(j.cpus[0]);
     hwloc_bitmap_free(j.cpus[1]);
 
     job_gpus(&j, 4, 1);
     np = plan(jw, &j, "off", NULL);
-    ok(np && ng_net_plan_task_nics(np, 0, NULL) == 0 && ng_net_plan_task_env(np, 0, NULL) == 0,
+    ok(np && ngi_net_plan_task_nics(np, 0, NULL) == 0 && ngi_net_plan_task_env(np, 0, NULL) == 0,
        "off: no NIC, no variable");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 }
 
 static void golden_others(void)
@@ -305,9 +306,9 @@ static void golden_others(void)
     /* GPU 0 ties on the two ports of one HCA (mlx5_0, mlx5_1); GPUs 2 and 3
      * share mlx5_3 (GPU 2's nearest, in its package). */
     static const char *const xe[] = {"mlx5_0", "mlx5_2", "mlx5_3", "mlx5_3"};
-    ng_net_plan *np = t ? plan(t, &j, "auto", NULL) : NULL;
+    ngi_net_plan *np = t ? plan(t, &j, "auto", NULL) : NULL;
     expect("XE8640 4 tasks x 1 GPU", t, np, 4, xe, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     job_gpus(&j, 1, 1);
     j.gpus[0] = 0;
     job jj;
@@ -318,7 +319,7 @@ static void golden_others(void)
     static const char *const shared[] = {"mlx5_0", "mlx5_1"};
     np = t ? plan(t, &jj, "auto", NULL) : NULL;
     expect("XE8640 2 tasks on GPU 0: ties taken in turn", t, np, 2, shared, NULL);
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 
     t = load("jwc-gpu-4xv100-skx6148-hwloc1.xml");
@@ -327,7 +328,7 @@ static void golden_others(void)
     np = t ? plan(t, &j, "auto", NULL) : NULL;
     expect("JUWELS Cluster GPU node: 4 GPUs, 2 HCAs, shared per socket", t, np, 4, jwc,
            "=mlx5_0:1,mlx5_1:1");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 
     t = load("corona-rome-8xmi50-rsmi.xml");
@@ -336,7 +337,7 @@ static void golden_others(void)
                                       "mlx5_0", "mlx5_0", "mlx5_0", "mlx5_0"};
     np = t ? plan(t, &j, "auto", NULL) : NULL;
     expect("Corona: 8 GPUs share the one HCA", t, np, 8, one, "=mlx5_0:1");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 
     t = load("lassen-p9-4xv100.xml");
@@ -345,29 +346,29 @@ static void golden_others(void)
     np = t ? plan(t, &j, "auto", NULL) : NULL;
     expect("Lassen: 2 GPUs tie on 2 HCA ports per socket, taken in turn", t, np, 4, las,
            "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 
     t = load("dgx2-16xv100.xml");
     job_gpus(&j, 16, 1);
     np = t ? plan(t, &j, "auto", NULL) : NULL;
-    ok(np && ng_net_plan_task_nics(np, 0, NULL) == 0 && ng_net_plan_task_env(np, 15, NULL) == 0 &&
-           streq(ng_net_plan_nccl_hca(np), ""),
+    ok(np && ngi_net_plan_task_nics(np, 0, NULL) == 0 && ngi_net_plan_task_env(np, 15, NULL) == 0 &&
+           streq(ngi_net_plan_nccl_hca(np), ""),
        "DGX-2 (no NIC in the XML): nothing exported, no error");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 
     t = load("knl-7250-quad-flat-hwloc24.xml");
     job_gpus(&j, 2, 0);
     np = t ? plan(t, &j, "auto", NULL) : NULL;
-    ok(np && ng_net_plan_task_env(np, 0, NULL) == 0, "KNL with Ethernet only: nothing by default");
-    ng_net_plan_free(np);
+    ok(np && ngi_net_plan_task_env(np, 0, NULL) == 0, "KNL with Ethernet only: nothing by default");
+    ngi_net_plan_free(np);
     ng_nic_filter f;
     ng_nic_filter_parse("enp3s0", NULL, &f, err, sizeof err);
     np = t ? plan(t, &j, "auto", &f) : NULL;
-    ok(np && ng_net_plan_task_env(np, 0, NULL) == 1 && streq(env_of(np, 0, "UCX_NET_DEVICES"), "enp3s0"),
+    ok(np && ngi_net_plan_task_env(np, 0, NULL) == 1 && streq(env_of(np, 0, "UCX_NET_DEVICES"), "enp3s0"),
        "KNL net_allow=enp3s0: UCX_NET_DEVICES=enp3s0 only (no RDMA variables)");
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     ng_topology_free(t);
 }
 
@@ -378,7 +379,7 @@ static unsigned long cases;
 static unsigned task_dist(const ng_topology *topo, const job *j, unsigned t, unsigned nic)
 {
     if (!j->count[t])
-        return ng_topology_cpus_nic_distance(topo, j->cpus[t] ? j->cpus[t]
+        return ngi_topology_cpus_nic_distance(topo, j->cpus[t] ? j->cpus[t]
                                                  : ng_topology_allowed_cpus(topo), nic);
     unsigned best = NG_PCI_SYSTEM;
     for (unsigned k = 0; k < j->count[t]; k++) {
@@ -390,10 +391,10 @@ static unsigned task_dist(const ng_topology *topo, const job *j, unsigned t, uns
 
 static int check_plan(const char *file, const ng_topology *topo, const job *j, const char *aff)
 {
-    ng_net_plan *np = plan(topo, j, aff, NULL), *again = plan(topo, j, aff, NULL);
+    ngi_net_plan *np = plan(topo, j, aff, NULL), *again = plan(topo, j, aff, NULL);
     if (!np || !again) {
-        ng_net_plan_free(np);
-        ng_net_plan_free(again);
+        ngi_net_plan_free(np);
+        ngi_net_plan_free(again);
         return ok(0, "%s %s: plan failed: %s", file, aff, err);
     }
     unsigned mind = NG_PCI_SYSTEM + 1, cand = 0;
@@ -409,7 +410,7 @@ static int check_plan(const char *file, const ng_topology *topo, const job *j, c
                 cand++;
             }
         const unsigned *idx;
-        unsigned n = ng_net_plan_task_nics(np, t, &idx);
+        unsigned n = ngi_net_plan_task_nics(np, t, &idx);
         const char *nccl = env_of(np, t, "NCCL_IB_HCA");
         int same = strcmp(nic_names(topo, np, t), nic_names(topo, again, t)) == 0;
         int first = n == 0 ? cand == 0 : task_dist(topo, j, t, idx[0]) == mind;
@@ -437,8 +438,8 @@ static int check_plan(const char *file, const ng_topology *topo, const job *j, c
         }
     }
     cases++;
-    ng_net_plan_free(np);
-    ng_net_plan_free(again);
+    ngi_net_plan_free(np);
+    ngi_net_plan_free(again);
     return good;
 }
 
@@ -446,7 +447,7 @@ static int check_plan(const char *file, const ng_topology *topo, const job *j, c
  * them in turn, so within such a set the use counts differ by at most 1. */
 static int check_ties(const char *file, const ng_topology *topo, const job *j)
 {
-    ng_net_plan *np = plan(topo, j, "auto", NULL);
+    ngi_net_plan *np = plan(topo, j, "auto", NULL);
     if (!np)
         return ok(0, "%s: ties plan failed: %s", file, err);
     uint64_t key[64];
@@ -465,7 +466,7 @@ static int check_ties(const char *file, const ng_topology *topo, const job *j)
                 key[t] |= (uint64_t)1 << i;
         }
         const unsigned *idx;
-        pick[t] = ng_net_plan_task_nics(np, t, &idx) ? idx[0] : 64;
+        pick[t] = ngi_net_plan_task_nics(np, t, &idx) ? idx[0] : 64;
         good &= !key[t] || (pick[t] < 64 && (key[t] >> pick[t] & 1));
     }
     for (unsigned t = 0; good && t < j->ntasks; t++) {
@@ -481,7 +482,7 @@ static int check_ties(const char *file, const ng_topology *topo, const job *j)
         }
         good &= !key[t] || hi - lo <= 1;
     }
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     if (!good)
         ok(0, "%s: tasks tying on the same NICs do not take them in turn", file);
     return good;
@@ -580,16 +581,16 @@ static void through_planner(ng_topology *jw)
         const ng_task_plan *tp = ng_plan_task(plan, t);
         unsigned best = NG_PCI_SYSTEM;
         for (unsigned i = 0; i < 4; i++) {
-            unsigned d = ng_topology_cpus_nic_distance(jw, tp->cpus, i);
+            unsigned d = ngi_topology_cpus_nic_distance(jw, tp->cpus, i);
             best = d < best ? d : best;
         }
-        good &= tp->n_nics == 1 && ng_topology_cpus_nic_distance(jw, tp->cpus, tp->nics[0]) == best;
+        good &= tp->n_nics == 1 && ngi_topology_cpus_nic_distance(jw, tp->cpus, tp->nics[0]) == best;
     }
     ok(good, "planner: every CPU-only task's NIC is the nearest to its slice");
     ng_plan_free(plan);
 }
 
-/* ng_net_apply_env through a small recorded environment. */
+/* ngi_net_apply_env through a small recorded environment. */
 typedef struct fake_env {
     unsigned n;
     char name[8][48], value[8][NG_NET_VALUE_LEN];
@@ -631,31 +632,31 @@ static void test_apply_env(ng_topology *jw)
 {
     job j;
     job_gpus(&j, 4, 1);
-    ng_net_plan *np = plan(jw, &j, "auto", NULL);
+    ngi_net_plan *np = plan(jw, &j, "auto", NULL);
     const ng_net_env *e;
-    unsigned n = ng_net_plan_task_env(np, 1, &e);
+    unsigned n = ngi_net_plan_task_env(np, 1, &e);
     fake_env f = {.n = 1};
     snprintf(f.name[0], sizeof f.name[0], "UCX_NET_DEVICES");
     snprintf(f.value[0], sizeof f.value[0], "mlx5_3:1");
     ng_env_ops ops = {fake_is_set, fake_set, &f, NULL};
     char kept[160];
-    ok(ng_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
+    ok(ngi_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
            streq(fake_get(&f, "UCX_NET_DEVICES"), "mlx5_3:1") &&
            streq(kept, "UCX_NET_DEVICES") && streq(fake_get(&f, "NVSHMEM_HCA_LIST"), "mlx5_1:1") &&
            streq(fake_get(&f, "NCCL_IB_HCA"), "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"),
        "apply: the user's UCX_NET_DEVICES kept (kept: %s), the other variables set", kept);
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
     np = plan(jw, &j, "auto,force", NULL);
-    n = ng_net_plan_task_env(np, 1, &e);
-    ok(ng_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
+    n = ngi_net_plan_task_env(np, 1, &e);
+    ok(ngi_net_apply_env(e, n, &ops, kept, sizeof kept, err, sizeof err) == 0 &&
            streq(fake_get(&f, "UCX_NET_DEVICES"), "mlx5_1:1") && kept[0] == '\0',
        "apply with force: UCX_NET_DEVICES overwritten");
     char names[64];
     const unsigned *idx;
-    unsigned k = ng_net_plan_task_nics(np, 1, &idx);
+    unsigned k = ngi_net_plan_task_nics(np, 1, &idx);
     ok(ng_nic_list_format(jw, idx, k, names, sizeof names) == 6 && streq(names, "mlx5_1"),
        "ng_nic_list_format: %s", names);
-    ng_net_plan_free(np);
+    ngi_net_plan_free(np);
 }
 
 int main(void)

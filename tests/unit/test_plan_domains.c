@@ -8,7 +8,7 @@
  * their GPU's socket and keep its node; crowded homes share inside the
  * home before leaving the socket; a remote GPU with tied nearest nodes gets
  * one node. */
-#include "plan_internal.h"
+#include "private/plan.h"
 #include "tap.h"
 
 #include <stdlib.h>
@@ -60,12 +60,12 @@ static int write_2990wx(const char *path)
     return rc;
 }
 
-static int build(ng_planner *p, const ng_topology *topo, ng_plan_request *req)
+static int build(ngi_planner *p, const ng_topology *topo, ng_plan_request *req)
 {
     memset(p, 0, sizeof *p);
     p->topo = topo;
     p->req = req;
-    return ng_plan_build_domains(p, err, sizeof err);
+    return ngi_plan_build_domains(p, err, sizeof err);
 }
 
 static ng_plan *plan(const ng_topology *topo, unsigned nt, const char *task_gpus_csv,
@@ -122,7 +122,7 @@ static void check_2990wx(void)
     if (!ok(topo != NULL, "2990WX-like topology loads"))
         return;
     ng_plan_request req = {.ntasks = 1};
-    ng_planner p;
+    ngi_planner p;
     int rc = build(&p, topo, &req);
     ok(rc == 0 && p.n_doms == 2 && p.doms[0].count == 8 && p.doms[1].count == 8,
        "2990WX: 2 domains of 8 cores (a memory die + one memoryless die each; got %u)", p.n_doms);
@@ -132,7 +132,7 @@ static void check_2990wx(void)
         ok(os0 == 0 && os1 == 2, "2990WX: memoryless dies 1 and 3 attach to nodes 0 and 2 (tie spread; "
            "got %u, %u)", os0, os1);
     }
-    ng_plan_free_domains(&p);
+    ngi_plan_free_domains(&p);
     ng_plan *pl = plan(topo, 2, NULL, NULL, 0, "local");
     if (pl) {
         const ng_task_plan *a = ng_plan_task(pl, 0), *b = ng_plan_task(pl, 1);
@@ -160,12 +160,12 @@ static void check_offline_node(void)
     if (!topo)
         return;
     ng_plan_request req = {.ntasks = 1};
-    ng_planner p;
+    ngi_planner p;
     int rc = build(&p, topo, &req);
     ok(rc == 0 && p.n_doms == 1 && p.n_units == 17 &&
        ng_topology_numa(topo, (unsigned)p.doms[0].mem)->os_index == 1,
        "r630 (node 0 offline): one domain, node 1, with all 17 cores");
-    ng_plan_free_domains(&p);
+    ngi_plan_free_domains(&p);
     ng_topology_free(topo);
 }
 
@@ -175,11 +175,11 @@ static void check_gh200_domains(void)
     if (!topo)
         return;
     ng_plan_request req = {.ntasks = 1};
-    ng_planner p;
+    ngi_planner p;
     int rc = build(&p, topo, &req);
     ok(rc == 0 && p.n_doms == 4 && p.doms[3].count == 72 && p.dist[0 * 4 + 1] == 40,
        "gh200: 4 domains of 72 cores (GPU memory nodes hold none), distance 40 between them");
-    ng_plan_free_domains(&p);
+    ngi_plan_free_domains(&p);
     ng_topology_free(topo);
 }
 

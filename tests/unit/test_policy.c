@@ -1,6 +1,6 @@
 /* --numa-policy and --omp-guard grammar: valid forms, rejections and their
  * messages, canonical round trips, the length bound and a small fuzz loop. */
-#include "numaguard.h"
+#include "private/options.h"
 #include "tap.h"
 
 #include <stdint.h>
@@ -149,7 +149,7 @@ static void test_valid(void)
                p.has_nodes == (valid[i].nodes[0] != '\0') && nodes_equal(&p, valid[i].nodes),
            "policy '%s' -> kind %s mods 0x%x nodes '%s'", in, ng_policy_kind_name(p.kind),
            p.mods, valid[i].nodes);
-        int n = ng_policy_format(&p, buf, sizeof buf);
+        int n = ngi_policy_format(&p, buf, sizeof buf);
         ok(n == (int)strlen(valid[i].canon) && strcmp(buf, valid[i].canon) == 0,
            "policy '%s' formats as '%s' (got '%s')", in, valid[i].canon, buf);
         ng_policy q;
@@ -192,26 +192,26 @@ static void test_format_rejects(void)
     char buf[64];
     ng_policy p = {NG_POLICY_LOCAL, 0, 1, {0}};
     p.nodes[0] = 1;
-    ok(ng_policy_format(&p, buf, sizeof buf) == -1, "format rejects nodes on local");
+    ok(ngi_policy_format(&p, buf, sizeof buf) == -1, "format rejects nodes on local");
     p.kind = NG_POLICY_INTERLEAVE;
     p.nodes[0] = 0;
-    ok(ng_policy_format(&p, buf, sizeof buf) == -1, "format rejects has_nodes with no node");
+    ok(ngi_policy_format(&p, buf, sizeof buf) == -1, "format rejects has_nodes with no node");
     p.has_nodes = 0;
     p.mods = M_V | M_Q;
-    ok(ng_policy_format(&p, buf, sizeof buf) == -1, "format rejects verbose+quiet");
+    ok(ngi_policy_format(&p, buf, sizeof buf) == -1, "format rejects verbose+quiet");
     p.mods = 1u << 20;
-    ok(ng_policy_format(&p, buf, sizeof buf) == -1, "format rejects unknown modifier bits");
+    ok(ngi_policy_format(&p, buf, sizeof buf) == -1, "format rejects unknown modifier bits");
     p.mods = M_V;
-    ok(ng_policy_format(&p, buf, 10) == -1 && buf[0] == '\0',
+    ok(ngi_policy_format(&p, buf, 10) == -1 && buf[0] == '\0',
        "format reports truncation ('interleave,verbose' in 10 bytes)");
-    ok(ng_policy_format(&p, buf, 19) == 18 && strcmp(buf, "interleave,verbose") == 0,
+    ok(ngi_policy_format(&p, buf, 19) == 18 && strcmp(buf, "interleave,verbose") == 0,
        "format fits exactly in 19 bytes");
     /* Every node set: the longest canonical nodelist form. */
     for (unsigned n = 0; n <= NG_MAX_NUMA_OS_INDEX; n += 2)
         p.nodes[n / 64] |= 1ull << (n % 64);
     p.has_nodes = 1;
     static char big[32768];
-    int len = ng_policy_format(&p, big, sizeof big);
+    int len = ngi_policy_format(&p, big, sizeof big);
     ng_policy q;
     char err[512];
     ok(len > NG_MAX_ARG && ng_policy_parse(big, &q, err, sizeof err) == -1 &&
@@ -323,7 +323,7 @@ static void test_omp(void)
                g.bind == omp_valid[i].bind &&
                (g.mode != NG_OMP_FIXED || g.nthreads == omp_valid[i].n),
            "--omp-guard '%s' -> mode %d n %u force %d (%s)", in, g.mode, g.nthreads, g.force, err);
-        int n = ng_omp_guard_format(&g, buf, sizeof buf);
+        int n = ngi_omp_guard_format(&g, buf, sizeof buf);
         ok(n == (int)strlen(omp_valid[i].canon) && strcmp(buf, omp_valid[i].canon) == 0,
            "--omp-guard '%s' formats as '%s' (got '%s')", in, omp_valid[i].canon, buf);
         ok(ng_omp_guard_parse(buf, &h, err, sizeof err) == 0 && h.mode == g.mode &&
@@ -349,11 +349,11 @@ static void test_omp(void)
     ng_omp_guard bad1 = {NG_OMP_OFF, 0, 1, 0}, bad2 = {NG_OMP_FIXED, 0, 0, 0},
                  bad3 = {NG_OMP_FIXED, NG_MAX_THREADS + 1, 0, 0}, fit = {NG_OMP_FIXED, 65536, 1, 0},
                  bad4 = {NG_OMP_OFF, 0, 0, 1};
-    ok(ng_omp_guard_format(&bad4, buf, sizeof buf) == -1, "format rejects off,bind");
-    ok(ng_omp_guard_format(&bad1, buf, sizeof buf) == -1, "format rejects off,force");
-    ok(ng_omp_guard_format(&bad2, buf, sizeof buf) == -1, "format rejects 0 threads");
-    ok(ng_omp_guard_format(&bad3, buf, sizeof buf) == -1, "format rejects 65537 threads");
-    ok(ng_omp_guard_format(&fit, buf, 11) == -1 && ng_omp_guard_format(&fit, buf, 12) == 11,
+    ok(ngi_omp_guard_format(&bad4, buf, sizeof buf) == -1, "format rejects off,bind");
+    ok(ngi_omp_guard_format(&bad1, buf, sizeof buf) == -1, "format rejects off,force");
+    ok(ngi_omp_guard_format(&bad2, buf, sizeof buf) == -1, "format rejects 0 threads");
+    ok(ngi_omp_guard_format(&bad3, buf, sizeof buf) == -1, "format rejects 65537 threads");
+    ok(ngi_omp_guard_format(&fit, buf, 11) == -1 && ngi_omp_guard_format(&fit, buf, 12) == 11,
        "format 65536,force needs 12 bytes");
 }
 
@@ -400,7 +400,7 @@ static void test_fuzz(void)
         err[0] = '\0';
         if (ng_policy_parse(in, &p, err, sizeof err) == 0) {
             okp++;
-            if (ng_policy_format(&p, buf, sizeof buf) < 0 ||
+            if (ngi_policy_format(&p, buf, sizeof buf) < 0 ||
                 ng_policy_parse(buf, &q, NULL, 0) != 0 || memcmp(&p, &q, sizeof p) != 0)
                 roundtrip_fail++;
         } else if (strncmp(err, "--numa-policy: invalid value '", 30) != 0 ||
@@ -412,7 +412,7 @@ static void test_fuzz(void)
         err[0] = '\0';
         if (ng_omp_guard_parse(in, &g, err, sizeof err) == 0) {
             oko++;
-            if (ng_omp_guard_format(&g, buf, sizeof buf) < 0 ||
+            if (ngi_omp_guard_format(&g, buf, sizeof buf) < 0 ||
                 ng_omp_guard_parse(buf, &h, NULL, 0) != 0 || h.mode != g.mode ||
                 h.force != g.force)
                 roundtrip_fail++;

@@ -1,11 +1,11 @@
-/* The library's test seams (lib/testhooks.h: an ng_sys_ops table passed to
- * ng_apply_task_sys / ng_topology_load_sys) that the fault build of the
+/* The library's test seams (lib/testhooks.h: an ngi_sys_ops table passed to
+ * ngi_apply_task_sys / ngi_topology_load_sys) that the fault build of the
  * plugin uses for test_fault=: sched_setaffinity refused (EINVAL) and hwloc reporting no
  * NUMA node. Checks the library's outcome for each: ng_apply_task fails
  * with one line naming the problem and changes nothing (affinity, memory
  * policy, env); ng_topology_load refuses a topology without NUMA nodes. */
-#include "internal.h"
-#include "testhooks.h"
+#include "private/base.h"
+#include "private/sysops.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -69,9 +69,9 @@ static void test_affinity_refused(const ng_topology *topo)
     }
     ng_env_ops ops = {.set = env_set};
     ng_apply_result res;
-    const ng_sys_ops refuse = {.sched_setaffinity = refuse_affinity};
+    const ngi_sys_ops refuse = {.sched_setaffinity = refuse_affinity};
     env_sets = 0;
-    int rc = ng_apply_task_sys(&refuse, topo, plan, 0, &req.policy, 0, &ops, &res, err,
+    int rc = ngi_apply_task_sys(&refuse, topo, plan, 0, &req.policy, 0, &ops, &res, err,
                                sizeof err);
     ng_current_cpus(cur);
     ng_list_format(cur, after, sizeof after);
@@ -90,13 +90,13 @@ static void test_no_numa(void)
 {
     char err[512] = "";
     ng_topology *topo = (ng_topology *)1;
-    const ng_sys_ops hide = {.next_numa = no_numa};
-    int rc = ng_topology_load_sys(&hide, &topo, NULL, err, sizeof err);
+    const ngi_sys_ops hide = {.next_numa = no_numa};
+    int rc = ngi_topology_load_sys(&hide, &topo, NULL, err, sizeof err);
     ok(rc == -1 && topo == NULL && strstr(err, "no NUMA node") != NULL,
        "live load without NUMA nodes is refused: %s", err);
     ng_topology_options o = {0};
     o.xml_path = "tests/topologies/xeon-4s-offline-pus.xml";
-    rc = ng_topology_load_sys(&hide, &topo, &o, err, sizeof err);
+    rc = ngi_topology_load_sys(&hide, &topo, &o, err, sizeof err);
     ok(rc == -1 && topo == NULL && strstr(err, "no NUMA node") != NULL,
        "XML load without NUMA nodes is refused: %s", err);
     rc = ng_topology_load(&topo, &o, err, sizeof err);

@@ -1,6 +1,7 @@
 /* Thread environment: the variables --omp-guard sets (auto/N/off/force/bind,
  * custom lists), OMP_PLACES text and the admin's variable list parser. */
-#include "internal.h"
+#include "private/cgroup.h"
+#include "private/plan.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -18,8 +19,8 @@ static void test_default_list(void)
 {
     int same = 1;
     for (int i = 0; i < NDEF; i++)
-        same = same && ng_default_thread_vars[i] && strcmp(ng_default_thread_vars[i], defaults[i]) == 0;
-    ok(same && ng_default_thread_vars[NDEF] == NULL,
+        same = same && ngi_default_thread_vars[i] && strcmp(ngi_default_thread_vars[i], defaults[i]) == 0;
+    ok(same && ngi_default_thread_vars[NDEF] == NULL,
        "default list is the 7 documented variables, NULL-terminated");
 }
 
@@ -75,7 +76,7 @@ static void test_cases(void)
             ok(0, "guard '%s' parses", cases[i].guard);
             continue;
         }
-        int n = ng_thread_env(&g, cases[i].threads, cases[i].smt, NULL, e, NG_MAX_ENV);
+        int n = ngi_thread_env(&g, cases[i].threads, cases[i].smt, NULL, e, NG_MAX_ENV);
         ok(env_is(e, n, defaults, NDEF, cases[i].value, cases[i].bind, cases[i].force,
                   cases[i].is_auto),
            "guard '%s' threads %u smt %d -> %s=%s ... OMP_PROC_BIND=%s force %d (n=%d)",
@@ -92,16 +93,16 @@ static void test_off_and_limits(void)
     ng_omp_guard off = {NG_OMP_OFF, 0, 0, 0}, aut = {NG_OMP_AUTO, 0, 0, 0};
     ng_omp_guard bnd = {NG_OMP_AUTO, 0, 0, 1};
     ng_env_var e[NG_MAX_ENV];
-    ok(ng_thread_env(&off, 8, 0, NULL, e, NG_MAX_ENV) == 0, "off -> no variables");
-    ok(ng_thread_env(&off, 8, 0, NULL, NULL, 0) == 0, "off needs no room");
-    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF - 1) == -1, "max too small by one -> -1");
-    ok(ng_thread_env(&aut, 8, 0, NULL, e, NDEF) == NDEF, "max exactly enough -> %d", NDEF);
-    ok(ng_thread_env(&bnd, 8, 0, NULL, e, NDEF) == -1, "bind: max too small by one -> -1");
-    ok(ng_thread_env(&bnd, 8, 0, NULL, e, NDEF + 1) == NDEF + 1, "bind: max exactly enough");
-    ok(ng_thread_env(&aut, 8, 0, NULL, e, 0) == -1, "max 0 -> -1");
-    ok(ng_thread_env(NULL, 8, 0, NULL, e, NG_MAX_ENV) == -1, "NULL guard -> -1");
+    ok(ngi_thread_env(&off, 8, 0, NULL, e, NG_MAX_ENV) == 0, "off -> no variables");
+    ok(ngi_thread_env(&off, 8, 0, NULL, NULL, 0) == 0, "off needs no room");
+    ok(ngi_thread_env(&aut, 8, 0, NULL, e, NDEF - 1) == -1, "max too small by one -> -1");
+    ok(ngi_thread_env(&aut, 8, 0, NULL, e, NDEF) == NDEF, "max exactly enough -> %d", NDEF);
+    ok(ngi_thread_env(&bnd, 8, 0, NULL, e, NDEF) == -1, "bind: max too small by one -> -1");
+    ok(ngi_thread_env(&bnd, 8, 0, NULL, e, NDEF + 1) == NDEF + 1, "bind: max exactly enough");
+    ok(ngi_thread_env(&aut, 8, 0, NULL, e, 0) == -1, "max 0 -> -1");
+    ok(ngi_thread_env(NULL, 8, 0, NULL, e, NG_MAX_ENV) == -1, "NULL guard -> -1");
     ng_omp_guard zero = {NG_OMP_FIXED, 0, 0, 0};
-    ok(ng_thread_env(&zero, 8, 0, NULL, e, NG_MAX_ENV) == -1, "fixed 0 threads -> -1");
+    ok(ngi_thread_env(&zero, 8, 0, NULL, e, NG_MAX_ENV) == -1, "fixed 0 threads -> -1");
 }
 
 static void test_custom_vars(void)
@@ -109,17 +110,17 @@ static void test_custom_vars(void)
     ng_omp_guard g = {NG_OMP_FIXED, 3, 1, 1};
     ng_env_var e[NG_MAX_ENV];
     const char *const one[] = {"OMP_NUM_THREADS", NULL};
-    int n = ng_thread_env(&g, 6, 1, one, e, NG_MAX_ENV);
+    int n = ngi_thread_env(&g, 6, 1, one, e, NG_MAX_ENV);
     ok(env_is(e, n, one, 1, "3", "spread", 1, 0),
        "custom list {OMP_NUM_THREADS}, 3,bind,force: OMP_NUM_THREADS=3, OMP_PROC_BIND spread");
     const char *const none[] = {NULL};
-    n = ng_thread_env(&g, 3, 0, none, e, NG_MAX_ENV);
+    n = ngi_thread_env(&g, 3, 0, none, e, NG_MAX_ENV);
     ok(env_is(e, n, none, 0, "3", "close", 1, 0), "empty list: only OMP_PROC_BIND");
     /* Duplicates and place variables in a count list are dropped. */
     const char *const messy[] = {"TBB_NUM_THREADS", "OMP_PLACES", "TBB_NUM_THREADS",
                                  "OMP_PROC_BIND", "OMP_NUM_THREADS", NULL};
     const char *const clean[] = {"TBB_NUM_THREADS", "OMP_NUM_THREADS"};
-    n = ng_thread_env(&g, 3, 0, messy, e, NG_MAX_ENV);
+    n = ngi_thread_env(&g, 3, 0, messy, e, NG_MAX_ENV);
     ok(env_is(e, n, clean, 2, "3", "close", 1, 0),
        "duplicates and OMP_PLACES/OMP_PROC_BIND in the count list are dropped (n=%d)", n);
 }
@@ -151,12 +152,12 @@ static void test_places(void)
         int rc = -2;
         if (ng_topology_load(&topo, &o, err, sizeof err) == 0 &&
             ng_list_parse(pc[i].cpus, set, NG_MAX_PU_OS_INDEX, err, sizeof err) == 0)
-            rc = ng_omp_places_format(topo, set, pc[i].smt, buf, sizeof buf);
+            rc = ngi_omp_places_format(topo, set, pc[i].smt, buf, sizeof buf);
         ok(rc == (int)strlen(pc[i].want) && strcmp(buf, pc[i].want) == 0,
            "places of %s smt %d: '%s' (want '%s') %s", pc[i].cpus, pc[i].smt, buf, pc[i].want,
            err);
         char tiny[3];
-        ok(topo && ng_omp_places_format(topo, set, pc[i].smt, tiny, sizeof tiny) == -1 &&
+        ok(topo && ngi_omp_places_format(topo, set, pc[i].smt, tiny, sizeof tiny) == -1 &&
            tiny[0] == '\0', "places of %s into 3 bytes: -1, empty", pc[i].cpus);
         hwloc_bitmap_free(set);
         ng_topology_free(topo);
@@ -184,13 +185,13 @@ static void test_vars_parse(void)
     n63[63] = '\0';
     rc = ng_thread_vars_parse(n63, names, ptrs, 8, err, sizeof err);
     ok(rc == 0 && strlen(ptrs[0]) == 63 && ptrs[1] == NULL, "a 63-character name is accepted");
-    /* Parsed lists feed ng_thread_env directly. */
+    /* Parsed lists feed ngi_thread_env directly. */
     ng_omp_guard g = {NG_OMP_AUTO, 0, 0, 0};
     ng_env_var e[NG_MAX_ENV];
     ng_thread_vars_parse("OMP_NUM_THREADS,TBB_NUM_THREADS", names, ptrs, 8, NULL, 0);
-    int n = ng_thread_env(&g, 5, 0, ptrs, e, NG_MAX_ENV);
+    int n = ngi_thread_env(&g, 5, 0, ptrs, e, NG_MAX_ENV);
     ok(n == 2 && strcmp(e[1].name, "TBB_NUM_THREADS") == 0 && strcmp(e[1].value, "5") == 0,
-       "parsed list drives ng_thread_env");
+       "parsed list drives ngi_thread_env");
 
     static const struct {
         const char *in;
@@ -252,21 +253,21 @@ static void test_quota(void)
     if (!ok(mkdtemp(root) != NULL, "temporary root"))
         return;
     unsigned q = 99;
-    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no /proc/self/cgroup: no quota");
+    ok(ngi_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no /proc/self/cgroup: no quota");
     put(root, "/proc/self/cgroup", "12:cpu,cpuacct:/x\n0::/job/step/task_0\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no cpu.max files: no quota");
+    ok(ngi_cgroup_cpu_quota(root, &q) == 0 && q == 0, "no cpu.max files: no quota");
     put(root, "/sys/fs/cgroup/job/step/task_0/cpu.max", "max 100000\n");
     put(root, "/sys/fs/cgroup/job/step/cpu.max", "250000 100000\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 3, "step 2.5 CPUs: 3 (got %u)", q);
+    ok(ngi_cgroup_cpu_quota(root, &q) == 1 && q == 3, "step 2.5 CPUs: 3 (got %u)", q);
     put(root, "/sys/fs/cgroup/job/cpu.max", "100000 100000\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 1, "the job's 1 CPU is smaller: 1 (got %u)", q);
+    ok(ngi_cgroup_cpu_quota(root, &q) == 1 && q == 1, "the job's 1 CPU is smaller: 1 (got %u)", q);
     put(root, "/sys/fs/cgroup/job/cpu.max", "max 100000\n");
     put(root, "/sys/fs/cgroup/cpu.max", "50000 100000\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 1, "root 0.5 CPU: 1 (got %u)", q);
+    ok(ngi_cgroup_cpu_quota(root, &q) == 1 && q == 1, "root 0.5 CPU: 1 (got %u)", q);
     put(root, "/sys/fs/cgroup/cpu.max", "garbage\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 1 && q == 3, "malformed file ignored: 3 (got %u)", q);
+    ok(ngi_cgroup_cpu_quota(root, &q) == 1 && q == 3, "malformed file ignored: 3 (got %u)", q);
     put(root, "/proc/self/cgroup", "0::/../../etc\n");
-    ok(ng_cgroup_cpu_quota(root, &q) == 0 && q == 0, "a path with .. is refused");
+    ok(ngi_cgroup_cpu_quota(root, &q) == 0 && q == 0, "a path with .. is refused");
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     ok(system(cmd) == 0, "cleanup");

@@ -4,7 +4,7 @@
  * stripped, atomic rewrites. Runs as root from the repository root (like
  * the other unit tests); the cache lives under /run (root's, 0755): a
  * cache under /tmp is refused by design. */
-#include "internal.h"
+#include "private/topo.h"
 #include "numaguard.h"
 #include "tap.h"
 
@@ -411,13 +411,13 @@ static void test_strip(void)
         return;
     }
     char *x = strdup(buf);
-    size_t n = ng_topocache_strip_identifiers(x, strlen(x));
+    size_t n = ngi_cache_strip_identifiers(x, strlen(x));
     x[n] = '\0';
     static const char *const gone[] = {"DMIProductUUID", "DMIProductSerial", "DMIBoardSerial",
                                        "DMIBoardAssetTag", "DMIChassisSerial", "DMIChassisAssetTag",
                                        "Serial", "UUID", "Asset"};
     int leaked = 0;
-    for (size_t i = 0; i < NG_ARRAY_LEN(gone); i++) {
+    for (size_t i = 0; i < NGI_ARRAY_LEN(gone); i++) {
         char pat[64];
         snprintf(pat, sizeof pat, "<info name=\"%s", gone[i]);
         leaked += strstr(x, pat) != NULL || strcasestr(x, gone[i]) != NULL;
@@ -436,7 +436,7 @@ static void test_strip(void)
        "hwloc loads the stripped XML: same PUs and OS devices");
     hwloc_topology_destroy(back);
     char odd[] = "<topology>\n  <info name=\"BoardSerial\" value=\"x\">\n</topology>\n";
-    ok(ng_topocache_strip_identifiers(odd, strlen(odd)) == (size_t)-1,
+    ok(ngi_cache_strip_identifiers(odd, strlen(odd)) == (size_t)-1,
        "an identifying element not on one line of its own: refused, never half-stripped");
     free(x);
     hwloc_free_xmlbuffer(hw, buf);

@@ -95,7 +95,7 @@ pc="$FR/usr/lib/$MA/pkgconfig"
 libs=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config --libs numaguard 2>&1)
 ngt_like "$libs" "-lnumaguard .*-lhwloc" "pkg-config --libs numaguard names hwloc ($libs)"
 ngt_is "$(PKG_CONFIG_PATH=$pc pkg-config --modversion numaguard 2>&1)" \
-    "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h)" "numaguard.pc version = numaguard.h"
+    "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h)" "numaguard.pc version = numaguard.h"
 cat >"$NGT_OUT/app.c" <<'C'
 #include <numaguard.h>
 #include <stdio.h>
@@ -112,7 +112,7 @@ C
 cc -o "$NGT_OUT/app" "$NGT_OUT/app.c" $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
     --cflags numaguard) $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
     --libs numaguard) >"$NGT_OUT/app.log" 2>&1
-ngt_is "$("$NGT_OUT/app" 2>&1)" "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/numaguard.h) HBM" \
+ngt_is "$("$NGT_OUT/app" 2>&1)" "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h) HBM" \
     "a program built with pkg-config against the installed -dev package runs"
 dpkg --root="$FR" --force-depends -P numaguard libnumaguard-dev >"$NGT_OUT/dpkg-P.log" 2>&1
 ngt_ok $? "dpkg --root -P: both packages purge"
@@ -124,9 +124,15 @@ D=$NGC_DIR/destdir
 iv=(BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/ng LIBDIR=/opt/ng/lib64 SLURM_PLUGIN_DIR=/opt/ng/slurm)
 make --no-print-directory "${iv[@]}" install >"$NGT_OUT/install.log" 2>&1
 ngt_ok $? "make install DESTDIR PREFIX LIBDIR"
-ngt_is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" \
-    "./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 ./opt/ng/slurm/numaguard.so " \
-    "make install: files where PREFIX/LIBDIR say"
+# The public headers: numaguard.h and its topic headers numaguard/*.h.
+want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h \
+    ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc \
+    ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 \
+    ./opt/ng/slurm/numaguard.so
+    for h in lib/include/numaguard/*.h; do echo "./opt/ng/include/numaguard/${h##*/}"; done; } |
+    sort | tr '\n' ' ')
+ngt_is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" "$want" \
+    "make install: files where PREFIX/LIBDIR say (headers: numaguard.h, numaguard/*.h)"
 ngt_like "$(cat "$D/opt/ng/lib64/pkgconfig/numaguard.pc")" "libdir=/opt/ng/lib64" "numaguard.pc names LIBDIR"
 make --no-print-directory "${iv[@]}" uninstall >>"$NGT_OUT/install.log" 2>&1
 ngt_ok $? "make uninstall"

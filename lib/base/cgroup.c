@@ -1,0 +1,167 @@
+/* What a process's cgroups say, read under fsroot like the rest of the
+ * library: its Slurm job (a job_<id> path component: cgroup v1
+ * .../slurm/uid_U/job_ID/... or v2 .../job_ID/...), the CPUs its cpuset
+ * cgroup allows (the job's or step's CPUs under Slurm's task/cgroup), and
+ * its cgroup v2 CPU quota (cpu.max). One parser of /proc/PID/cgroup serves
+ * all three: `check` (inspect.c) and --omp-guard (threadenv.c). */
+#include "private/cgroup.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CGROUP_MAX (16 * 1024)
+#define CGROUP_MOUNT "/sys/fs/cgroup"
+
+/* "job_<digits>" as a whole component of a cgroup path; copies the id. */
+static int job_in_path(const char *path, char *id, size_t len)
+{
+    for (const char *c = strstr(path, "/job_"); c; c = strstr(c + 1, "/job_")) {
+        const char *d = c + 5;
+        size_t n = strspn(d, "0123456789");
+        if (n && n < len && n <= 20 && (d[n] == '/' || d[n] == '\n' || d[n] == '\0')) {
+            memcpy(id, d, n);
+            id[n] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len)
+{
+    char buf[CGROUP_MAX];
+    if (ngi_read_pid_file(fsroot, pid, "cgroup", buf, sizeof buf) < 0)
+        return -1;
+    return job_in_path(buf, id, len);
+}
+
+/* 1 if the comma list @p ctrls names controller @p name. */
+static int has_controller(const char *ctrls, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *c = ctrls; c && *c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL)
+        if (strncmp(c, name, n) == 0 && (c[n] == ',' || c[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Split one line "ID:CONTROLLERS:PATH" in place. Refuses paths that are
+ * not absolute or climb with "..": we stay under the cgroup mount. */
+static int split_line(char *line, char **ctrls, char **path)
+{
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2 || c2[1] != '/' || strstr(c2 + 1, "/.."))
+        return -1;
+    *c2 = '\0';
+    *ctrls = c1 + 1;
+    *path = c2 + 1;
+    return 0;
+}
+
+/* Call @p fn on each well-formed line of the process's /proc/PID/cgroup
+ * until it returns 0; returns that 0, or -1 when none did. */
+static int each_line(const char *fsroot, int pid,
+                     int (*fn)(const char *fsroot, const char *ctrls, const char *path,
+                               void *arg),
+                     void *arg)
+{
+    char buf[CGROUP_MAX], *save = NULL, *ctrls, *path;
+    if (ngi_read_pid_file(fsroot, pid, "cgroup", buf, sizeof buf) < 0)
+        return -1;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (split_line(line, &ctrls, &path) == 0 && fn(fsroot, ctrls, path, arg) == 0)
+            return 0;
+    return -1;
+}
+
+/* ---------------- cpuset ---------------- */
+
+/* Parse the first readable cpuset file DIR/NAME of @p names into @p set. */
+static int read_cpuset(const char *fsroot, const char *dir, const char *const *names,
+                       hwloc_bitmap_t set)
+{
+    char rel[4096], path[4096], buf[8192];
+    for (; *names; names++) {
+        if (snprintf(rel, sizeof rel, "%s/%s", dir, *names) >= (int)sizeof rel ||
+            ngi_path(path, sizeof path, fsroot, rel) < 0 || ngi_read_bounded(path, buf, sizeof buf) < 0)
+            continue;
+        buf[strcspn(buf, "\n")] = '\0';
+        if (ng_list_parse(buf, set, NG_MAX_PU_OS_INDEX, NULL, 0) == 0 && !hwloc_bitmap_iszero(set))
+            return 0;
+    }
+    return -1;
+}
+
+/* The cpuset of a v1 cpuset hierarchy line or of the v2 line (empty
+ * controller list); other lines do not answer. */
+static int cpuset_of_line(const char *fsroot, const char *ctrls, const char *cg, void *arg)
+{
+    static const char *const v1[] = {"cpuset.effective_cpus", "cpuset.cpus", NULL};
+    static const char *const v2[] = {"cpuset.cpus.effective", NULL};
+    hwloc_bitmap_t set = arg;
+    char dir[4096];
+    if (has_controller(ctrls, "cpuset")) {
+        if (snprintf(dir, sizeof dir, CGROUP_MOUNT "/cpuset%s", cg) >= (int)sizeof dir)
+            return -1;
+        return read_cpuset(fsroot, dir, v1, set);
+    }
+    if (*ctrls || snprintf(dir, sizeof dir, CGROUP_MOUNT "%s", cg) >= (int)sizeof dir)
+        return -1;
+    /* v2: a cgroup without the cpuset controller has its parent's CPUs. */
+    for (;;) {
+        if (read_cpuset(fsroot, dir, v2, set) == 0)
+            return 0;
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash <= dir + strlen(CGROUP_MOUNT))
+            return -1;
+        *slash = '\0';
+    }
+}
+
+int ngi_cgroup_cpus(const char *fsroot, int pid, hwloc_bitmap_t set)
+{
+    return each_line(fsroot, pid, cpuset_of_line, set);
+}
+
+/* ---------------- cgroup v2 CPU quota ---------------- */
+
+/* ceil(quota / period) of one cpu.max file ("max 100000", "150000 100000");
+ * 0 when unlimited, absent or malformed. */
+static unsigned cpu_max_file(const char *path)
+{
+    char buf[64];
+    unsigned long long quota, period;
+    if (ngi_read_bounded(path, buf, sizeof buf) < 0 ||
+        sscanf(buf, "%llu %llu", &quota, &period) != 2 || period == 0 || quota == 0)
+        return 0;
+    unsigned long long cpus = (quota + period - 1) / period;
+    return cpus > NG_MAX_THREADS ? NG_MAX_THREADS : (unsigned)cpus;
+}
+
+/* The smallest quota on the way up from the v2 line's cgroup to the root
+ * ("/a/b", "/a", ""): at most one step per '/' of a bounded path. */
+static int quota_of_line(const char *fsroot, const char *ctrls, const char *cg, void *arg)
+{
+    unsigned *cpus = arg;
+    char rel[1100], dir[4096], file[4200];
+    if (*ctrls || ngi_strlcpy(rel, strcmp(cg, "/") == 0 ? "" : cg, sizeof rel) < 0 ||
+        ngi_path(dir, sizeof dir, fsroot, CGROUP_MOUNT) < 0)
+        return -1;
+    for (;;) {
+        int n = snprintf(file, sizeof file, "%s%s/cpu.max", dir, rel);
+        unsigned q = (n > 0 && (size_t)n < sizeof file) ? cpu_max_file(file) : 0;
+        if (q && (!*cpus || q < *cpus))
+            *cpus = q;
+        char *slash = strrchr(rel, '/');
+        if (!slash)
+            return 0;
+        *slash = '\0';
+    }
+}
+
+int ngi_cgroup_cpu_quota(const char *fsroot, unsigned *cpus)
+{
+    *cpus = 0;
+    each_line(fsroot, 0, quota_of_line, cpus);
+    return *cpus ? 1 : 0;
+}

@@ -1,0 +1,146 @@
+/**
+ * @file numaguard/inspect.h
+ * @brief Inspecting running processes (numaguard check): their CPUs,
+ *        memory policy and pages per NUMA node, threads, GPUs and thread
+ *        caps, and what is wrong with them alone and together.
+ *        Implemented in lib/inspect/ (fields and rules: docs/check.md).
+ *
+ * /proc is read under fsroot as the calling user (bounded reads,
+ * O_NOFOLLOW|O_NONBLOCK, regular files only). Strings copied from /proc
+ * (comm, environ values, the kernel's policy text) are raw bytes: escape
+ * them (ng_text_escape) before printing them to a terminal. Notes
+ * (warnings, errors) are always printable. An ng_inspection is immutable
+ * once made (readable from several threads); calls are thread-safe.
+ */
+#ifndef NUMAGUARD_INSPECT_H
+#define NUMAGUARD_INSPECT_H
+
+#include "numaguard/launcher.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+/** Most processes one inspection takes. */
+#define NG_INSPECT_MAX_PIDS 4096
+/** Notes kept per list, and their length. */
+#define NG_NOTES_MAX 8
+#define NG_NOTE_LEN 240
+
+/** A bounded list of one-line messages (printable ASCII only). */
+typedef struct ng_notes {
+    unsigned n;
+    char text[NG_NOTES_MAX][NG_NOTE_LEN];
+} ng_notes;
+
+/** One thread of a process. */
+typedef struct ng_thread_view {
+    int tid;
+    char comm[64];               /**< thread name (raw bytes) */
+    char state;                  /**< 'R' running or waiting for a CPU, 'S', 'D', ...; '?' */
+    int last_cpu;                /**< CPU it ran on last (stat field 39); -1 unknown */
+    hwloc_const_cpuset_t cpus;   /**< its own affinity (Cpus_allowed_list) */
+} ng_thread_view;
+
+/** Resident bytes of a process on one NUMA node. */
+typedef struct ng_node_bytes {
+    unsigned node;
+    unsigned long long bytes;
+} ng_node_bytes;
+
+/** What one process looks like (read-only, owned by its ng_inspection). */
+typedef struct ng_proc_view {
+    int pid;
+    int gone;                         /**< 1: no such process (exited); nothing else is set */
+    int ppid;                         /**< parent (PPid) */
+    char comm[64];                    /**< /proc/PID/comm (raw bytes) */
+    hwloc_const_cpuset_t cpus;        /**< Cpus_allowed_list (the main thread) */
+    char mems_allowed[256];           /**< Mems_allowed_list as written (raw) */
+    unsigned cores, pus;              /**< cores with a PU in cpus; PUs in cpus */
+    hwloc_const_nodeset_t cpu_nodes;  /**< CPU-bearing nodes of cpus */
+    hwloc_const_cpuset_t allowed_cpus;/**< its cpuset cgroup's CPUs, else the topology's allowed */
+    int bound;                        /**< 1: cpus is narrower than allowed_cpus */
+    unsigned threads, runnable;       /**< all threads; threads in state R */
+    unsigned n_thread_views;          /**< per-thread views (first 4096 threads) */
+    const ng_thread_view *thread_views;
+    const char *mem_policy;           /**< "default","bind",...,"unknown" */
+    char mem_policy_text[128];        /**< the kernel's text (raw) */
+    hwloc_const_nodeset_t mem_policy_nodes;
+    int have_memory;                  /**< numa_maps was read */
+    unsigned n_memory;                /**< nodes with resident pages, by node */
+    const ng_node_bytes *memory;
+    unsigned long long mem_bytes, cpu_local_bytes, gpu_local_bytes;
+    unsigned n_gpus;                  /**< the process's GPUs (topology indices) */
+    const int *gpus;
+    char gpu_source[48];              /**< variable they came from, "none", "environ unreadable" */
+    char gpu_rule[256];               /**< how the list was split per rank (printable) */
+    hwloc_const_nodeset_t gpu_nodes;  /**< the GPUs' CPU nodes and memory nodes */
+    int local_rank, local_size;       /**< from the launcher's variables; -1 unknown */
+    char rank_source[40];             /**< the variable the local rank came from, "" none */
+    char thread_caps[256];            /**< thread-count variables set in environ,
+                                           "OMP_NUM_THREADS=2 ..." (raw values) */
+    int numaguard_started;            /**< NUMAGUARD_POLICY in environ */
+    char job_id[24];                  /**< Slurm job (cgroup job_ID, else SLURM_JOB_ID) */
+    ng_notes warnings, errors;
+} ng_proc_view;
+
+/** Threads that last ran on one CPU, across the inspected processes. */
+typedef struct ng_cpu_view {
+    unsigned cpu;
+    unsigned runnable;    /**< threads in state R that last ran here */
+    unsigned threads;     /**< all threads that last ran here */
+    unsigned bound;       /**< bound processes (ng_proc_view.bound) whose mask has it */
+} ng_cpu_view;
+
+/** Bound processes whose masks overlap (a connected group of two or more).
+ *  A process with the same mask as its listed parent (a forked worker
+ *  inherits it) is not counted: only masks someone chose. */
+typedef struct ng_overlap_view {
+    unsigned n_pids;
+    const int *pids;
+    hwloc_const_cpuset_t cpus;   /**< union of their masks */
+    unsigned cores;
+} ng_overlap_view;
+
+/** Opaque: processes read at one moment, with per-process and shared verdicts. */
+typedef struct ng_inspection ng_inspection;
+
+/** Processes of user @p uid under @p fsroot (/proc/PID owned by it), sorted;
+ *  kernel threads (empty cmdline) and @p skip_pid left out. */
+int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
+                         int *pids, unsigned max, unsigned *n);
+
+/** Processes of Slurm job @p job_id (digits): a /proc/PID/cgroup path with a
+ *  "job_ID" component (cgroup v1 cpuset/freezer .../slurm/uid_U/job_ID/...,
+ *  v2 .../job_ID/...), or SLURM_JOB_ID=ID in its environ. slurmstepd itself,
+ *  kernel threads and @p skip_pid left out. -1 (err) for a malformed id. */
+int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
+                        int *pids, unsigned max, unsigned *n, char *err, size_t errlen);
+
+/** Read and judge @p n processes (at most NG_INSPECT_MAX_PIDS). A process
+ *  that does not exist gives a view with gone = 1; what cannot be read
+ *  (another user's numa_maps) is an error note in its view. On success
+ *  *out is a new inspection the caller frees with ng_inspection_free();
+ *  -1 only on bad arguments or no memory. */
+int ng_inspect(const ng_topology *topo, const char *fsroot, const int *pids, unsigned n,
+               ng_inspection **out, char *err, size_t errlen);
+/** Free an inspection and every view it returned. NULL is a no-op. */
+void ng_inspection_free(ng_inspection *ins);
+/** The processes, in the order of ng_inspect's @p pids. */
+unsigned ng_inspection_proc_count(const ng_inspection *ins);
+const ng_proc_view *ng_inspection_proc(const ng_inspection *ins, unsigned i);
+/** CPUs that are in some process's mask or ran one of its threads, by CPU. */
+unsigned ng_inspection_cpu_count(const ng_inspection *ins);
+const ng_cpu_view *ng_inspection_cpu(const ng_inspection *ins, unsigned i);
+/** Groups of bound processes whose masks overlap. */
+unsigned ng_inspection_overlap_count(const ng_inspection *ins);
+const ng_overlap_view *ng_inspection_overlap(const ng_inspection *ins, unsigned i);
+/** Warnings about the processes together (oversubscription across them,
+ *  bound processes piled on fewer cores than they are). */
+const ng_notes *ng_inspection_warnings(const ng_inspection *ins);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMAGUARD_INSPECT_H */

@@ -1,0 +1,86 @@
+/**
+ * @file numaguard/plan.h
+ * @brief The placement plan of one step on one node: per task its CPUs,
+ *        memory nodes and policy, thread and network variables.
+ *        Implemented in lib/plan/ (the objective and the rules the tests
+ *        check: docs/planner.md).
+ */
+#ifndef NUMAGUARD_PLAN_H
+#define NUMAGUARD_PLAN_H
+
+#include "numaguard/options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The job shape on this node (read only during ng_plan_compute). */
+typedef struct ng_plan_request {
+    unsigned ntasks;                 /**< local tasks on this node (>= 1) */
+    /** CPUs the step may use here; NULL = all allowed PUs of the topology. */
+    hwloc_const_cpuset_t allowed_cpus;
+    /** Per task GPU lists: task i has task_gpu_count[i] topology GPU indices
+     *  starting at task_gpus[task_gpu_offset[i]]. All three NULL = no GPUs. */
+    const unsigned *task_gpu_count;
+    const unsigned *task_gpu_offset;
+    const int *task_gpus;
+    unsigned cpus_per_task;          /**< Slurm -c (logical CPUs); 0 = unset */
+    ng_policy policy;
+    ng_omp_guard omp;
+    /** Thread-count variables to set (NULL-terminated, e.g. from
+     *  ng_thread_vars_parse); NULL = the library's default list. */
+    const char *const *thread_vars;
+    /** --net-affinity (zero = off: no NIC chosen, nothing exported). */
+    ng_net_affinity net;
+    const ng_nic_filter *nic_filter; /**< admin's NIC filter; NULL = default */
+} ng_plan_request;
+
+/** One task's plan (read-only, owned by the ng_plan). */
+typedef struct ng_task_plan {
+    unsigned local_id;
+    unsigned n_gpus;
+    const int *gpus;                 /**< topology GPU indices */
+    hwloc_const_cpuset_t cpus;       /**< PUs to bind to; NULL if not binding */
+    ng_mem_mode mem_mode;
+    hwloc_const_nodeset_t mem_nodes; /**< OS indices; NULL if mode none */
+    unsigned threads;                /**< cores (or PUs) owned */
+    unsigned n_env;
+    const ng_env_var *env;           /**< thread variables (--omp-guard) */
+    int shares_cores;                /**< 1 if another task shares a core */
+    int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
+    /** The node of mem_nodes listed first (OS index), -1 if none: for
+     *  prefer its GPU's node, else (and for local) the node holding most of
+     *  its cores. The one node to use where only one can be named
+     *  (MPOL_PREFERRED on Linux < 5.15). */
+    int mem_first;
+    /** --net-affinity: the task's NICs (topology NIC indices, nearest
+     *  first) and the network variables to export. */
+    unsigned n_nics;
+    const unsigned *nics;
+    unsigned n_net_env;
+    const ng_net_env *net_env;
+} ng_task_plan;
+
+/** Opaque: the per-task plans of one step on one node, with warnings.
+ *  Immutable once computed: readable from several threads at once. */
+typedef struct ng_plan ng_plan;
+
+/** Compute the plan. Pure and deterministic: same input, same output (no
+ *  I/O, no global state; thread-safe). On success *out is a new plan the
+ *  caller frees with ng_plan_free(); -1 (err says why) on a request that
+ *  cannot be planned or no memory. */
+int ng_plan_compute(const ng_topology *topo, const ng_plan_request *req,
+                    ng_plan **out, char *err, size_t errlen);
+/** Free a plan and everything its accessors returned. NULL is a no-op. */
+void ng_plan_free(ng_plan *plan);
+/** Tasks of the plan, then task @p local_id (NULL past the end). */
+unsigned ng_plan_task_count(const ng_plan *plan);
+const ng_task_plan *ng_plan_task(const ng_plan *plan, unsigned local_id);
+/** Warnings for the user (one printable line each, owned by the plan). */
+unsigned ng_plan_warning_count(const ng_plan *plan);
+const char *ng_plan_warning(const ng_plan *plan, unsigned i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMAGUARD_PLAN_H */

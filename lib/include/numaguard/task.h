@@ -1,0 +1,82 @@
+/**
+ * @file numaguard/task.h
+ * @brief In the task: apply its plan (CPU affinity, memory policy,
+ *        variables) and describe what was done. Implemented in lib/task/.
+ */
+#ifndef NUMAGUARD_TASK_H
+#define NUMAGUARD_TASK_H
+
+#include "numaguard/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Hooks the caller gives ng_apply_task() to read and write the task's env. */
+typedef struct ng_env_ops {
+    /** Return 1 if @p name is set in the task's environment. */
+    int (*is_set)(void *ctx, const char *name);
+    /** Set @p name=@p value (overwrite); 0 on success. */
+    int (*set)(void *ctx, const char *name, const char *value);
+    void *ctx;
+    /** Optional: copy the value of @p name into @p buf; 0 if set, -1 if not.
+     *  Lets ng_apply_task name the values it kept; NULL = names only. */
+    int (*get)(void *ctx, const char *name, char *buf, size_t len);
+} ng_env_ops;
+
+/** What ng_apply_task() did, for the verbose line and NUMAGUARD_* vars. */
+typedef struct ng_apply_result {
+    int cpus_applied;        /**< sched_setaffinity done */
+    int mem_applied;         /**< set_mempolicy done */
+    ng_mem_mode mem_mode;    /**< mode actually set (after fallbacks) */
+    char warning[256];       /**< warnings ("; "-joined, bounded), "" if none */
+    unsigned flags;          /**< the NG_APPLY_* flags it ran with */
+    char mem_mode_text[24];  /**< NUMAGUARD_MEM_MODE: mode name after fallbacks,
+                                  "preferred" when PREFERRED_MANY fell back */
+    unsigned threads;        /**< thread count exported (0: none exported) */
+    unsigned quota_threads;  /**< the auto count was lowered to this cgroup v2
+                                  cpu.max quota (CPUs, rounded up); 0: not lowered */
+    char kept[160];          /**< preset thread variables kept ("OMP_NUM_THREADS=1"),
+                                  "" if none */
+    char net_kept[160];      /**< preset network variables kept (--net-affinity
+                                  without force): names, " "-joined; "" if none */
+} ng_apply_result;
+
+/** Flags for ng_apply_task(). */
+enum {
+    NG_APPLY_SKIP_SYSCALLS = 1u << 0, /**< plan only (topology not this system) */
+    NG_APPLY_KEEP_CPUS     = 1u << 1, /**< user --cpu-bind: leave affinity alone */
+    NG_APPLY_LAUNCHER_MASK = 1u << 2  /**< with KEEP_CPUS: the mask is a launcher's
+                                           (pre-bound rank), for the verbose line */
+};
+
+/**
+ * Apply one task's plan to the calling process: CPU affinity, memory policy
+ * (with fallbacks: PREFERRED_MANY -> PREFERRED, WEIGHTED -> INTERLEAVE),
+ * thread variables, network variables (--net-affinity; a variable the
+ * task already has is kept unless the option said force) and
+ * NUMAGUARD_CPUS/MEMS/GPUS/POLICY through @p env.
+ * The affinity and the memory policy are the calling THREAD's (Linux
+ * sched_setaffinity(0)/set_mempolicy): call it in the task before it
+ * starts threads, as the plugin does in task_init. @p res is always
+ * filled. Returns -1 (err says why) if a step failed; the caller decides
+ * whether that is fatal (strict) or a warning.
+ */
+int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
+                  unsigned local_id, const ng_policy *pol, unsigned flags,
+                  const ng_env_ops *env, ng_apply_result *res,
+                  char *err, size_t errlen);
+
+/** One verbose line for a task (no newline), in the spirit of --cpu-bind=verbose,
+ *  written into @p buf (bounded). @p res: what ng_apply_task did (NULL: plan
+ *  only). Returns the length, or -1 when @p local_id is not in the plan. */
+int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
+                     unsigned local_id, int global_rank,
+                     const ng_apply_result *res, char *buf, size_t len);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMAGUARD_TASK_H */

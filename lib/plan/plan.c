@@ -1,0 +1,293 @@
+/* The planner: topology + job shape -> one CPU slice, memory policy and
+ * thread environment per local task. Pure and deterministic.
+ *
+ * Phases (each in its own file, see plan_internal.h and docs/planner.md):
+ *  (a) domains:  units (cores) laid out domain by domain   plan_domains.c
+ *  (b) seating:  GPU tasks home first, spilling by distance plan_seat.c
+ *  (c) sizes:    every task's target size                   here
+ *  (d) cutting:  CPU-only tasks by the explicit objective   plan_cut.c
+ *  (e) memory:   follows the task's domains                 plan_mem.c
+ *  (f) network:  each task's NICs (--net-affinity)          netaff.c
+ *
+ * Sizes: `-c C` is a size, ceil(C / PUs-per-core) cores per task, whenever
+ * the step has that many cores for every task; otherwise (and without -c)
+ * the step's cores are shared out evenly (floor(cores / tasks), the cores
+ * left over as +1s) so the whole allocation is used. With fewer cores than
+ * tasks, tasks share cores (plan_seat.c).
+ */
+#include "private/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ngi_plan_warn(ng_plan *plan, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    for (unsigned i = 0; i < plan->n_warnings; i++)
+        if (strcmp(plan->warnings[i], line) == 0)
+            return;
+    if (plan->n_warnings < NGI_MAX_WARNINGS)
+        memcpy(plan->warnings[plan->n_warnings++], line, sizeof(line));
+}
+
+const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n)
+{
+    if (!req->task_gpu_count || !req->task_gpu_offset || !req->task_gpus) {
+        *n = 0;
+        return NULL;
+    }
+    *n = req->task_gpu_count[t];
+    return req->task_gpus + req->task_gpu_offset[t];
+}
+
+/* (c) target sizes; see the file comment. */
+static void set_sizes(ngi_planner *p)
+{
+    unsigned nt = p->req->ntasks, n = p->n_units;
+    unsigned smt = p->max_smt ? p->max_smt : 1;
+    p->cap = p->req->cpus_per_task ? (p->req->cpus_per_task + smt - 1) / smt : 0;
+    if (p->cap && (unsigned long)p->cap * nt <= n) {
+        p->fixed = 1;
+        p->base = p->cap;
+        p->extra = 0;
+    } else {
+        p->base = n / nt;
+        p->extra = n % nt;
+    }
+    for (unsigned t = 0; t < nt; t++)
+        p->size[t] = p->base;
+}
+
+/* (d) CPU-only tasks cut the units nobody took, in task order. */
+static int cut_cpu_tasks(ngi_planner *p, char *err, size_t errlen)
+{
+    unsigned nt = p->req->ntasks, k = 0, n = 0;
+    unsigned *tasks = malloc(nt * sizeof *tasks), *units = malloc(p->n_units * sizeof *units);
+    if (!tasks || !units) {
+        free(tasks);
+        free(units);
+        return ngi_fail(err, errlen, "out of memory");
+    }
+    for (unsigned t = 0; t < nt; t++)
+        if (!p->home[t])
+            tasks[k++] = t;
+    for (unsigned u = 0; u < p->n_units; u++)
+        if (!hwloc_bitmap_isset(p->used, u))
+            units[n++] = u;
+    if (k)
+        ngi_plan_cut_units(p, units, n, tasks, k, p->base, p->extra < k ? p->extra : k, 0);
+    free(tasks);
+    free(units);
+    return 0;
+}
+
+/* ---- assembling the plan ---------------------------------------------- */
+
+static ng_plan *plan_alloc(unsigned nt)
+{
+    ng_plan *plan = calloc(1, sizeof(*plan));
+    if (!plan)
+        return NULL;
+    plan->ntasks = nt;
+    plan->tasks = calloc(nt, sizeof(ng_task_plan));
+    plan->cpus = calloc(nt, sizeof(hwloc_bitmap_t));
+    plan->mems = calloc(nt, sizeof(hwloc_bitmap_t));
+    plan->env_store = calloc((size_t)nt * NG_MAX_ENV, sizeof(ng_env_var));
+    if (!plan->tasks || !plan->cpus || !plan->mems || !plan->env_store) {
+        ng_plan_free(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+static int copy_gpus(ngi_planner *p)
+{
+    const ng_plan_request *req = p->req;
+    unsigned total = 0;
+    for (unsigned t = 0; t < req->ntasks; t++) {
+        unsigned n;
+        ngi_plan_req_gpus(req, t, &n);
+        total += n;
+    }
+    p->plan->gpu_store = calloc(total ? total : 1, sizeof(int));
+    if (!p->plan->gpu_store)
+        return -1;
+    unsigned pos = 0;
+    for (unsigned t = 0; t < req->ntasks; t++) {
+        unsigned n;
+        const int *g = ngi_plan_req_gpus(req, t, &n);
+        p->plan->tasks[t].gpus = p->plan->gpu_store + pos;
+        p->plan->tasks[t].n_gpus = n;
+        if (n)
+            memcpy(p->plan->gpu_store + pos, g, n * sizeof(int));
+        pos += n;
+    }
+    return 0;
+}
+
+static int finish_task(ngi_planner *p, unsigned t, char *err, size_t errlen)
+{
+    ng_plan *plan = p->plan;
+    ng_task_plan *tp = &plan->tasks[t];
+    hwloc_bitmap_t cpus = plan->cpus[t] = hwloc_bitmap_alloc();
+    unsigned cores = 0;
+    int u;
+    hwloc_bitmap_foreach_begin(u, p->slice[t]) {
+        hwloc_bitmap_or(cpus, cpus, p->units[u].pus);
+        cores++;
+    } hwloc_bitmap_foreach_end();
+    int smt = (p->req->policy.mods & NG_MOD_SMT) != 0;
+    tp->local_id = t;
+    tp->threads = smt ? (unsigned)hwloc_bitmap_weight(cpus) : cores;
+    plan->mems[t] = hwloc_bitmap_alloc();
+    tp->mem_mode = ngi_plan_memory(p, t, plan->mems[t]);
+    tp->mem_nodes = tp->mem_mode == NG_MEM_MODE_NONE ? NULL : plan->mems[t];
+    /* Policy none leaves affinity as Slurm set it; the slice still sizes threads. */
+    tp->cpus = p->req->policy.kind == NG_POLICY_NONE ? NULL : cpus;
+    if (tp->mem_mode != NG_MEM_MODE_NONE && hwloc_bitmap_iszero(plan->mems[t]))
+        return ngi_fail(err, errlen, "task %u: the policy leaves no NUMA node for memory", t);
+    ng_env_var *env = plan->env_store + (size_t)t * NG_MAX_ENV;
+    int n = ngi_thread_env(&p->req->omp, tp->threads, smt, p->req->thread_vars, env, NG_MAX_ENV);
+    if (n < 0)
+        return ngi_fail(err, errlen, "too many thread variables (at most %d)", NG_MAX_ENV - 2);
+    tp->env = env;
+    tp->n_env = (unsigned)n;
+    return 0;
+}
+
+/* (f) network: each task's NICs from its GPUs (its CPUs without GPUs),
+ * lib/netaff.c. Off (the default) costs nothing. */
+static int plan_network(ngi_planner *p, char *err, size_t errlen)
+{
+    const ng_plan_request *req = p->req;
+    ng_plan *plan = p->plan;
+    if (req->net.mode == NG_NET_OFF)
+        return 0;
+    hwloc_const_cpuset_t *cpus = calloc(req->ntasks, sizeof *cpus);
+    if (!cpus)
+        return ngi_fail(err, errlen, "out of memory");
+    for (unsigned t = 0; t < req->ntasks; t++)
+        cpus[t] = plan->tasks[t].cpus;
+    ngi_net_request nr = {.aff = req->net, .filter = req->nic_filter, .ntasks = req->ntasks,
+                         .task_gpu_count = req->task_gpu_count,
+                         .task_gpu_offset = req->task_gpu_offset, .task_gpus = req->task_gpus,
+                         .task_cpus = cpus};
+    if (!req->task_gpu_offset || !req->task_gpus)
+        nr.task_gpu_count = NULL;
+    int rc = ngi_net_plan_compute(p->topo, &nr, &plan->net, err, errlen);
+    free(cpus);
+    for (unsigned t = 0; rc == 0 && t < req->ntasks; t++) {
+        ng_task_plan *tp = &plan->tasks[t];
+        tp->n_nics = ngi_net_plan_task_nics(plan->net, t, &tp->nics);
+        tp->n_net_env = ngi_net_plan_task_env(plan->net, t, &tp->net_env);
+    }
+    return rc;
+}
+
+static void planner_free(ngi_planner *p)
+{
+    ngi_plan_free_domains(p);
+    for (unsigned t = 0; p->home && t < p->req->ntasks; t++)
+        hwloc_bitmap_free(p->home[t]);
+    for (unsigned t = 0; p->slice && t < p->req->ntasks; t++)
+        hwloc_bitmap_free(p->slice[t]);
+    free(p->home);
+    free(p->slice);
+    free(p->size);
+    hwloc_bitmap_free(p->used);
+}
+
+static int plan_steps(ngi_planner *p, char *err, size_t errlen)
+{
+    unsigned nt = p->req->ntasks;
+    if (ngi_plan_build_domains(p, err, errlen) < 0 || copy_gpus(p) < 0)
+        return -1;
+    p->home = calloc(nt, sizeof(hwloc_bitmap_t));
+    p->slice = calloc(nt, sizeof(hwloc_bitmap_t));
+    p->size = calloc(nt, sizeof(unsigned));
+    p->used = hwloc_bitmap_alloc();
+    if (!p->home || !p->slice || !p->size || !p->used)
+        return ngi_fail(err, errlen, "out of memory");
+    for (unsigned t = 0; t < nt; t++)
+        p->slice[t] = hwloc_bitmap_alloc();
+    if (ngi_plan_homes(p, err, errlen) < 0)
+        return -1;
+    if (p->n_units < nt) {
+        ngi_plan_share_cores(p);
+    } else {
+        set_sizes(p);
+        if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
+            return -1;
+    }
+    for (unsigned t = 0; t < nt; t++)
+        if (finish_task(p, t, err, errlen) < 0)
+            return -1;
+    return plan_network(p, err, errlen);
+}
+
+int ng_plan_compute(const ng_topology *topo, const ng_plan_request *req,
+                    ng_plan **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!topo || !req)
+        return ngi_fail(err, errlen, "no topology or request");
+    if (req->ntasks == 0 || req->ntasks > NGI_MAX_TASKS)
+        return ngi_fail(err, errlen, "number of tasks %u out of range (1-%d)",
+                       req->ntasks, NGI_MAX_TASKS);
+    ngi_planner p = {.topo = topo, .req = req};
+    p.plan = plan_alloc(req->ntasks);
+    if (!p.plan)
+        return ngi_fail(err, errlen, "out of memory");
+    int rc = plan_steps(&p, err, errlen);
+    planner_free(&p);
+    if (rc < 0) {
+        ng_plan_free(p.plan);
+        return -1;
+    }
+    *out = p.plan;
+    return 0;
+}
+
+void ng_plan_free(ng_plan *plan)
+{
+    if (!plan)
+        return;
+    for (unsigned t = 0; t < plan->ntasks; t++) {
+        if (plan->cpus)
+            hwloc_bitmap_free(plan->cpus[t]);
+        if (plan->mems)
+            hwloc_bitmap_free(plan->mems[t]);
+    }
+    free(plan->cpus);
+    free(plan->mems);
+    free(plan->tasks);
+    free(plan->gpu_store);
+    free(plan->env_store);
+    ngi_net_plan_free(plan->net);
+    free(plan);
+}
+
+unsigned ng_plan_task_count(const ng_plan *plan)
+{
+    return plan ? plan->ntasks : 0;
+}
+
+const ng_task_plan *ng_plan_task(const ng_plan *plan, unsigned local_id)
+{
+    return plan && local_id < plan->ntasks ? &plan->tasks[local_id] : NULL;
+}
+
+unsigned ng_plan_warning_count(const ng_plan *plan)
+{
+    return plan ? plan->n_warnings : 0;
+}
+
+const char *ng_plan_warning(const ng_plan *plan, unsigned i)
+{
+    return plan && i < plan->n_warnings ? plan->warnings[i] : NULL;
+}

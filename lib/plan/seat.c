@@ -1,0 +1,621 @@
+/* Phase (b): seating GPU tasks, home first.
+ *
+ * A GPU task's home is the allowed units local to its GPUs; a task whose GPUs
+ * have none ("remote") gets ONE nearest domain by NUMA distance (ties: the
+ * domain fewest tasks already call home, then the lowest). Tasks whose homes
+ * overlap form a component, planned over the union of their homes. A
+ * component whose tasks want more cores than its home has spills over to free
+ * units: by NUMA distance from its home, then same package, then same L3, then
+ * the nearest domain in hwloc order; when several components compete, the one
+ * with the fewest equally good choices goes first. Units of another GPU's home
+ * are taken only when that GPU's own tasks leave them free. Each component's
+ * region (home + spill) is then cut by the cutter (plan_cut.c), so GPU tasks
+ * get the same objective as CPU-only ones.
+ *
+ * With fewer cores than tasks, every task gets one core and tasks share:
+ * a GPU task takes the least-loaded core of its home while the home is below
+ * the step's even load (ceil(tasks / cores)), so sharing inside the home comes
+ * before leaving it; then the nearest core below that load.
+ */
+#include "private/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG 0x7fffffff
+
+/* ---- homes ------------------------------------------------------------ */
+
+/* 1 if @set holds a unit of domain d (hwloc 2.9 has no range query). */
+static int touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d)
+{
+    int u = hwloc_bitmap_next(set, (int)p->doms[d].first - 1);
+    return u >= 0 && (unsigned)u < p->doms[d].first + p->doms[d].count;
+}
+
+static void units_in(const ngi_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    for (unsigned u = 0; u < p->n_units; u++)
+        if (hwloc_bitmap_intersects(p->units[u].pus, cpus))
+            hwloc_bitmap_set(out, u);
+}
+
+/* claim[d] = tasks whose home touches domain d (kept as homes are set). */
+static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned *claim)
+{
+    for (unsigned d = 0; d < p->n_doms; d++)
+        claim[d] += (unsigned)touches(p, home, d);
+}
+
+static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n, unsigned *claim)
+{
+    hwloc_bitmap_t src = hwloc_bitmap_alloc();
+    for (unsigned i = 0; i < n; i++)
+        hwloc_bitmap_or(src, src, ng_topology_gpu(p->topo, (unsigned)gpus[i])->numa_nodes);
+    unsigned best_d = ~0u, best_c = ~0u;
+    int best = -1, known = 0;
+    for (unsigned d = 0; d < p->n_doms; d++) {
+        unsigned dist = ~0u;
+        int os;
+        hwloc_bitmap_foreach_begin(os, src) {
+            unsigned x = ng_topology_distance(p->topo, (unsigned)os,
+                                              ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index);
+            if (x && x < dist)
+                dist = x;
+        } hwloc_bitmap_foreach_end();
+        known |= dist != ~0u;
+        unsigned c = claim[d];
+        if (best < 0 || dist < best_d || (dist == best_d && c < best_c)) {
+            best = (int)d;
+            best_d = dist;
+            best_c = c;
+        }
+    }
+    hwloc_bitmap_free(src);
+    p->home[t] = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
+                           (int)(p->doms[best].first + p->doms[best].count - 1));
+    claim[best]++;
+    char names[128];
+    ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
+    if (known)
+        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it; using the "
+                              "nearest NUMA node by distance", names);
+    else
+        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it and NUMA "
+                              "distances cannot tell which is nearest", names);
+}
+
+int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
+{
+    unsigned nt = p->req->ntasks, ngpu = ng_topology_gpu_count(p->topo);
+    unsigned *claim = calloc(p->n_doms, sizeof *claim);
+    hwloc_bitmap_t local = hwloc_bitmap_alloc();
+    if (!claim || !local) {
+        free(claim);
+        hwloc_bitmap_free(local);
+        return ngi_fail(err, errlen, "out of memory");
+    }
+    /* Local homes first, so remote tasks see them when spreading. */
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned t = 0; t < nt; t++) {
+            unsigned n;
+            const int *gpus = ngi_plan_req_gpus(p->req, t, &n);
+            if (n == 0 || (pass == 1 && !p->plan->tasks[t].gpu_remote))
+                continue;
+            if (pass == 1) {
+                remote_home(p, t, gpus, n, claim);
+                continue;
+            }
+            hwloc_bitmap_zero(local);
+            for (unsigned i = 0; i < n; i++) {
+                if (gpus[i] < 0 || (unsigned)gpus[i] >= ngpu) {
+                    hwloc_bitmap_free(local);
+                    free(claim);
+                    return ngi_fail(err, errlen, "task %u: GPU index %d is not a GPU of this "
+                                                "topology (it has %u)", t, gpus[i], ngpu);
+                }
+                hwloc_bitmap_or(local, local, ng_topology_gpu(p->topo, (unsigned)gpus[i])->cpus);
+            }
+            p->home[t] = hwloc_bitmap_alloc();
+            units_in(p, local, p->home[t]);
+            if (hwloc_bitmap_iszero(p->home[t])) {
+                hwloc_bitmap_free(p->home[t]);
+                p->home[t] = NULL;
+                p->plan->tasks[t].gpu_remote = 1;
+            } else {
+                add_claims(p, p->home[t], claim);
+            }
+        }
+    hwloc_bitmap_free(local);
+    free(claim);
+    return 0;
+}
+
+/* ---- distances from a home ------------------------------------------- */
+
+typedef struct rank {
+    unsigned dist, pkg_miss, l3_miss, gap;
+} rank;
+
+/* How far domain x is from the domains of @home (a set of units). */
+static rank rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x)
+{
+    rank r = {~0u, 1, 1, ~0u};
+    for (unsigned h = 0; h < p->n_doms; h++) {
+        const ngi_domain *d = &p->doms[h];
+        if (!touches(p, home, h))
+            continue;
+        unsigned dist = p->dist[h * p->n_doms + x];
+        unsigned gap = h > x ? h - x : x - h;
+        if (dist < r.dist)
+            r.dist = dist;
+        if (gap < r.gap)
+            r.gap = gap;
+        if (d->pkg == p->doms[x].pkg)
+            r.pkg_miss = 0;
+        if (d->l3 >= 0 && d->l3 == p->doms[x].l3)
+            r.l3_miss = 0;
+    }
+    return r;
+}
+
+static int rank_cmp(rank a, rank b)
+{
+    if (a.dist != b.dist)
+        return a.dist < b.dist ? -1 : 1;
+    if (a.pkg_miss != b.pkg_miss)
+        return a.pkg_miss < b.pkg_miss ? -1 : 1;
+    if (a.l3_miss != b.l3_miss)
+        return a.l3_miss < b.l3_miss ? -1 : 1;
+    if (a.gap != b.gap)
+        return a.gap < b.gap ? -1 : 1;
+    return 0;
+}
+
+/* ---- components ------------------------------------------------------- */
+
+typedef struct comp {
+    unsigned *tasks;   /* members, most constrained first */
+    unsigned n;
+    hwloc_bitmap_t home;   /* union of the members' homes */
+    hwloc_bitmap_t region; /* home + spill */
+    unsigned demand;
+    unsigned need;         /* spill still wanted */
+    int identical;         /* all members have the same home */
+    int done;              /* cut */
+} comp;
+
+/* Most constrained first: smallest home, then where it starts, then task id.
+ * Keys are copied out so qsort needs no global (the planner is reentrant). */
+typedef struct member_key {
+    int home_size, first;
+    unsigned task;
+} member_key;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const member_key *x = a, *y = b;
+    if (x->home_size != y->home_size)
+        return x->home_size < y->home_size ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->task < y->task ? -1 : (x->task > y->task);
+}
+
+static void sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
+{
+    member_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return; /* task order: still deterministic */
+    for (unsigned i = 0; i < n; i++) {
+        k[i].task = tasks[i];
+        k[i].home_size = hwloc_bitmap_weight(p->home[tasks[i]]);
+        k[i].first = hwloc_bitmap_first(p->home[tasks[i]]);
+    }
+    qsort(k, n, sizeof *k, cmp_member);
+    for (unsigned i = 0; i < n; i++)
+        tasks[i] = k[i].task;
+    free(k);
+}
+
+static int find_root(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+static unsigned build_comps(ngi_planner *p, comp *c)
+{
+    unsigned nt = p->req->ntasks, nc = 0;
+    int *parent = malloc(nt * sizeof *parent), *id = malloc(nt * sizeof *id);
+    for (unsigned a = 0; a < nt; a++) {
+        parent[a] = (int)a;
+        id[a] = -1;
+        for (unsigned b = 0; b < a && p->home[a]; b++)
+            if (p->home[b] && hwloc_bitmap_intersects(p->home[a], p->home[b])) {
+                int ra = find_root(parent, (int)a), rb = find_root(parent, (int)b);
+                parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+            }
+    }
+    for (unsigned t = 0; t < nt; t++) {
+        if (!p->home[t])
+            continue;
+        int r = find_root(parent, (int)t);
+        if (id[r] < 0) {
+            id[r] = (int)nc;
+            c[nc].tasks = malloc(nt * sizeof(unsigned));
+            c[nc].home = hwloc_bitmap_alloc();
+            c[nc].region = hwloc_bitmap_alloc();
+            c[nc].identical = 1;
+            nc++;
+        }
+        comp *k = &c[id[r]];
+        if (k->n && !hwloc_bitmap_isequal(p->home[k->tasks[0]], p->home[t]))
+            k->identical = 0;
+        k->tasks[k->n++] = t;
+        hwloc_bitmap_or(k->home, k->home, p->home[t]);
+    }
+    for (unsigned i = 0; i < nc; i++)
+        sort_members(p, c[i].tasks, c[i].n);
+    free(parent);
+    free(id);
+    return nc;
+}
+
+/* The +1s (cores left over after the even share) go first to components
+ * whose home has room for them, one per member. */
+static void give_extras(ngi_planner *p, comp *c, unsigned nc)
+{
+    for (unsigned i = 0; i < nc && p->extra; i++) {
+        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home), spare = 0;
+        unsigned want = c[i].n * p->base;
+        spare = h > want ? h - want : 0;
+        for (unsigned m = 0; m < c[i].n && spare && p->extra; m++, spare--, p->extra--)
+            p->size[c[i].tasks[m]]++;
+    }
+}
+
+/* Cores left after the CPU-only tasks' share go to GPU tasks. */
+static void extras_to_gpus(ngi_planner *p, comp *c, unsigned nc, unsigned cpu_tasks)
+{
+    if (cpu_tasks >= p->extra)
+        return;
+    unsigned left = p->extra - cpu_tasks;
+    for (unsigned m = 0; left; m++) {
+        int any = 0;
+        for (unsigned i = 0; i < nc && left; i++)
+            if (m < c[i].n) {
+                any = 1;
+                if (p->size[c[i].tasks[m]] == p->base) {
+                    p->size[c[i].tasks[m]]++;
+                    left--;
+                    p->extra--;
+                }
+            }
+        if (!any)
+            break;
+    }
+}
+
+/* ---- spilling --------------------------------------------------------- */
+
+/* Take up to @want free units of domain x for component k, nearest to its
+ * home first (from the end of x that faces it). */
+static unsigned take_from(ngi_planner *p, comp *k, hwloc_bitmap_t freeu, unsigned x, unsigned want)
+{
+    const ngi_domain *d = &p->doms[x];
+    int before = hwloc_bitmap_first(k->home) > (int)d->first;
+    unsigned got = 0;
+    for (unsigned i = 0; i < d->count && got < want; i++) {
+        unsigned u = before ? d->first + d->count - 1 - i : d->first + i;
+        if (!hwloc_bitmap_isset(freeu, u))
+            continue;
+        hwloc_bitmap_clr(freeu, u);
+        hwloc_bitmap_set(k->region, u);
+        got++;
+    }
+    return got;
+}
+
+static unsigned free_in(const ngi_planner *p, hwloc_const_bitmap_t freeu, unsigned x)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < p->doms[x].count; i++)
+        n += hwloc_bitmap_isset(freeu, p->doms[x].first + i);
+    return n;
+}
+
+static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu)
+{
+    for (;;) {
+        int bk = -1, bx = -1;
+        rank br = {0, 0, 0, 0};
+        unsigned bopts = 0;
+        for (unsigned i = 0; i < nc; i++) {
+            if (!c[i].need)
+                continue;
+            rank mine = {~0u, 2, 2, ~0u};
+            int mx = -1;
+            unsigned opts = 0;
+            for (unsigned x = 0; x < p->n_doms; x++) {
+                if (!free_in(p, freeu, x))
+                    continue;
+                rank r = rank_of(p, c[i].home, x);
+                int cmp = rank_cmp(r, mine);
+                if (mx < 0 || cmp < 0) {
+                    mine = r;
+                    mx = (int)x;
+                    opts = 1;
+                } else if (cmp == 0) {
+                    opts++;
+                }
+            }
+            if (mx < 0)
+                continue;
+            int cmp = bk < 0 ? -1 : rank_cmp(mine, br);
+            if (cmp < 0 || (cmp == 0 && opts < bopts)) {
+                bk = (int)i;
+                bx = mx;
+                br = mine;
+                bopts = opts;
+            }
+        }
+        if (bk < 0)
+            return;
+        c[bk].need -= take_from(p, &c[bk], freeu, (unsigned)bx, c[bk].need);
+    }
+}
+
+/* ---- cutting a component's region -------------------------------------- */
+
+static int same_gpus(const ngi_planner *p, unsigned a, unsigned b)
+{
+    unsigned na, nb;
+    const int *ga = ngi_plan_req_gpus(p->req, a, &na), *gb = ngi_plan_req_gpus(p->req, b, &nb);
+    return na == nb && memcmp(ga, gb, na * sizeof *ga) == 0;
+}
+
+/* Every GPU of the component still has a task with a core of the home
+ * (when the home has a core for each). Tasks of the same GPU(s) are
+ * interchangeable: one per socket is fine for them (the GPU is shared
+ * anyway); a task of ANOTHER GPU pushed wholly out of the home is not. */
+static int every_member_home(const ngi_planner *p, const comp *k, const unsigned *order)
+{
+    if ((unsigned)hwloc_bitmap_weight(k->home) < k->n)
+        return 1;
+    for (unsigned m = 0; m < k->n; m++) {
+        int seated = 0;
+        for (unsigned o = 0; o < k->n && !seated; o++)
+            seated = same_gpus(p, order[m], order[o]) &&
+                     hwloc_bitmap_intersects(p->slice[order[o]], k->home);
+        if (!seated)
+            return 0;
+    }
+    return 1;
+}
+
+/* The cut left a GPU with no task on its home (e.g. 2 tasks of two GPUs on
+ * one 4-core socket, 4 cores each: 4|4 would put one GPU's task wholly on
+ * the other socket). Seat home first instead: the home is shared out
+ * evenly, then each task takes the rest of its size from the spill. */
+static void home_share_cut(ngi_planner *p, comp *k, const unsigned *units, unsigned n,
+                           const unsigned *order, const unsigned *want)
+{
+    unsigned *h = malloc(n * sizeof *h), *sp = malloc(n * sizeof *sp), nh = 0, ns = 0;
+    for (unsigned m = 0; m < k->n; m++) {
+        hwloc_bitmap_andnot(p->used, p->used, p->slice[order[m]]);
+        hwloc_bitmap_zero(p->slice[order[m]]);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (hwloc_bitmap_isset(k->home, units[i]))
+            h[nh++] = units[i];
+        else
+            sp[ns++] = units[i];
+    }
+    ngi_plan_cut_units(p, h, nh, order, k->n, nh / k->n, nh % k->n, 1);
+    unsigned pos = 0;
+    for (unsigned m = 0; m < k->n; m++) {
+        unsigned t = order[m], got = p->size[t];
+        for (; got < want[m] && pos < ns; got++, pos++) {
+            hwloc_bitmap_set(p->slice[t], sp[pos]);
+            hwloc_bitmap_set(p->used, sp[pos]);
+        }
+        p->size[t] = got;
+    }
+    free(h);
+    free(sp);
+}
+
+static void cut_identical(ngi_planner *p, comp *k)
+{
+    unsigned n = 0, base = ~0u, e = 0;
+    unsigned *units = malloc(((unsigned)hwloc_bitmap_weight(k->region) + 1) * sizeof *units);
+    int u;
+    hwloc_bitmap_foreach_begin(u, k->region) {
+        if (!hwloc_bitmap_isset(p->used, (unsigned)u))
+            units[n++] = (unsigned)u;
+    } hwloc_bitmap_foreach_end();
+    for (unsigned m = 0; m < k->n; m++)
+        if (p->size[k->tasks[m]] < base)
+            base = p->size[k->tasks[m]];
+    for (unsigned m = 0; m < k->n; m++)
+        e += p->size[k->tasks[m]] > base;
+    /* Members have the same home, so any of them may take any slice. */
+    unsigned *order = malloc(k->n * sizeof *order);
+    memcpy(order, k->tasks, k->n * sizeof *order);
+    for (unsigned a = 1; a < k->n; a++)
+        for (unsigned b = a; b > 0 && order[b - 1] > order[b]; b--) {
+            unsigned x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+    unsigned *want = malloc(k->n * sizeof *want);
+    for (unsigned m = 0; m < k->n; m++)
+        want[m] = p->size[order[m]];
+    /* A home larger than its tasks' demand leaves the rest to others: no
+     * slice above its size. A region grown by spilling is exactly the
+     * demand: slices may be sized as the objective prefers, but no core of
+     * it may stay idle (the nearest were taken first). */
+    int exact = hwloc_bitmap_isequal(k->region, k->home) ? 1 : 2;
+    ngi_plan_cut_units(p, units, n, order, k->n, base, e, exact);
+    if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
+        home_share_cut(p, k, units, n, order, want);
+    free(want);
+    free(order);
+    free(units);
+}
+
+/* Overlapping but different homes: each member, most constrained first,
+ * takes its own home's free region units, then the nearest ones. */
+static void cut_mixed(ngi_planner *p, comp *k)
+{
+    for (unsigned m = 0; m < k->n; m++) {
+        unsigned t = k->tasks[m], got = 0;
+        int u;
+        hwloc_bitmap_foreach_begin(u, p->home[t]) {
+            if (got < p->size[t] && hwloc_bitmap_isset(k->region, (unsigned)u) &&
+                !hwloc_bitmap_isset(p->used, (unsigned)u)) {
+                hwloc_bitmap_set(p->slice[t], (unsigned)u);
+                hwloc_bitmap_set(p->used, (unsigned)u);
+                got++;
+            }
+        } hwloc_bitmap_foreach_end();
+        while (got < p->size[t]) {
+            int best = -1;
+            rank br = {0, 0, 0, 0};
+            unsigned bgap = 0;
+            int anchor = hwloc_bitmap_first(p->home[t]);
+            hwloc_bitmap_foreach_begin(u, k->region) {
+                if (hwloc_bitmap_isset(p->used, (unsigned)u))
+                    continue;
+                rank r = rank_of(p, p->home[t], (unsigned)p->units[u].dom);
+                unsigned gap = (unsigned)abs(u - anchor);
+                int cmp = best < 0 ? -1 : rank_cmp(r, br);
+                if (cmp < 0 || (cmp == 0 && gap < bgap)) {
+                    best = u;
+                    br = r;
+                    bgap = gap;
+                }
+            } hwloc_bitmap_foreach_end();
+            if (best < 0)
+                break;
+            hwloc_bitmap_set(p->slice[t], (unsigned)best);
+            hwloc_bitmap_set(p->used, (unsigned)best);
+            got++;
+        }
+    }
+}
+
+static void cut_comp(ngi_planner *p, comp *k)
+{
+    k->done = 1;
+    if (k->identical)
+        cut_identical(p, k);
+    else
+        cut_mixed(p, k);
+}
+
+int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
+{
+    unsigned nt = p->req->ntasks, cpu_tasks = 0;
+    comp *c = calloc(nt, sizeof *c);
+    hwloc_bitmap_t freeu = hwloc_bitmap_alloc();
+    if (!c || !freeu) {
+        free(c);
+        hwloc_bitmap_free(freeu);
+        return ngi_fail(err, errlen, "out of memory");
+    }
+    for (unsigned t = 0; t < nt; t++)
+        cpu_tasks += !p->home[t];
+    unsigned nc = build_comps(p, c);
+    give_extras(p, c, nc);
+    extras_to_gpus(p, c, nc, cpu_tasks);
+    hwloc_bitmap_set_range(freeu, 0, (int)p->n_units - 1);
+    for (unsigned i = 0; i < nc; i++) {
+        hwloc_bitmap_andnot(freeu, freeu, c[i].home);
+        for (unsigned m = 0; m < c[i].n; m++)
+            c[i].demand += p->size[c[i].tasks[m]];
+        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home);
+        c[i].need = c[i].demand > h ? c[i].demand - h : 0;
+        hwloc_bitmap_copy(c[i].region, c[i].home);
+    }
+    /* Components that fit their home first: what they leave is free. */
+    for (unsigned i = 0; i < nc; i++)
+        if (!c[i].need) {
+            cut_comp(p, &c[i]);
+            hwloc_bitmap_t left = hwloc_bitmap_dup(c[i].home);
+            hwloc_bitmap_andnot(left, left, p->used);
+            hwloc_bitmap_or(freeu, freeu, left);
+            hwloc_bitmap_free(left);
+        }
+    spill(p, c, nc, freeu);
+    for (unsigned i = 0; i < nc; i++) {
+        if (!c[i].done)
+            cut_comp(p, &c[i]);
+    }
+    for (unsigned i = 0; i < nc; i++) {
+        free(c[i].tasks);
+        hwloc_bitmap_free(c[i].home);
+        hwloc_bitmap_free(c[i].region);
+    }
+    free(c);
+    hwloc_bitmap_free(freeu);
+    return 0;
+}
+
+/* ---- sharing cores ----------------------------------------------------- */
+
+void ngi_plan_share_cores(ngi_planner *p)
+{
+    unsigned nt = p->req->ntasks, n = p->n_units;
+    unsigned limit = (nt + n - 1) / n;
+    unsigned *load = calloc(n, sizeof *load);
+    unsigned *order = malloc(nt * sizeof *order), k = 0;
+    for (unsigned t = 0; t < nt; t++)
+        if (p->home[t])
+            order[k++] = t;
+    sort_members(p, order, k);
+    for (unsigned t = 0; t < nt; t++)
+        if (!p->home[t])
+            order[k++] = t;
+    for (unsigned j = 0; j < nt; j++) {
+        unsigned t = order[j];
+        int best = -1;
+        if (p->home[t]) {
+            int u;
+            hwloc_bitmap_foreach_begin(u, p->home[t]) {
+                if (load[u] < limit && (best < 0 || load[u] < load[best]))
+                    best = u;
+            } hwloc_bitmap_foreach_end();
+            if (best < 0) {
+                rank br = {0, 0, 0, 0};
+                for (unsigned u2 = 0; u2 < n; u2++) {
+                    if (load[u2] >= limit)
+                        continue;
+                    rank r = rank_of(p, p->home[t], (unsigned)p->units[u2].dom);
+                    int cmp = best < 0 ? -1 : rank_cmp(r, br);
+                    if (cmp < 0 || (cmp == 0 && load[u2] < load[best])) {
+                        best = (int)u2;
+                        br = r;
+                    }
+                }
+                ngi_plan_warn(p->plan, "not enough cores local to each task's GPU(s): some "
+                                      "tasks get cores farther away");
+            }
+        } else {
+            for (unsigned u2 = 0; u2 < n; u2++)
+                if (best < 0 || load[u2] < load[best])
+                    best = (int)u2;
+        }
+        load[best]++;
+        hwloc_bitmap_set(p->slice[t], (unsigned)best);
+        hwloc_bitmap_set(p->used, (unsigned)best);
+        p->plan->tasks[t].shares_cores = 1;
+    }
+    ngi_plan_warn(p->plan, "%u tasks share %u cores: tasks will compete for CPUs", nt, n);
+    free(load);
+    free(order);
+}

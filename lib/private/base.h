@@ -1,0 +1,72 @@
+/* The bottom layer (lib/base/): errors, bounded strings and files, escaping,
+ * lists. Private to the library: not installed, not API (ngi_* names). */
+#ifndef NGI_BASE_H
+#define NGI_BASE_H
+
+#include "numaguard.h"
+#include <stdarg.h>
+
+#define NGI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- strings.c: errors, bounded copies, bus ids, escaping ---- */
+
+/** printf into err (bounded, always NUL-terminated when errlen > 0); returns -1. */
+int ngi_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Bounded string copy; returns 0, or -1 if truncated. */
+int ngi_strlcpy(char *dst, const char *src, size_t len);
+
+/** Normalise a PCI bus id ("4E:00.0", "0000:4e:00.0", "00000000:4E:00.0")
+ *  to "dddd:bb:dd.f" lower case; -1 if malformed. */
+int ngi_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
+
+/** Bytes of a bad value shown in a message: one readable line even for a
+ *  1024-byte value, still ending with the valid forms. */
+#define NGI_SHOW_MAX 64
+
+/** Printable copy of s[0..n) for one-line messages: bytes outside
+ *  0x20..0x7e, the quote and the backslash become \xNN (no terminal
+ *  escapes, no newlines); at most 64 bytes, then "...". */
+void ngi_show_bytes(const char *s, size_t n, char *out, size_t len);
+
+/** Flags of ngi_escape_bytes: also escape the backslash / the quote. */
+enum { NGI_ESC_BACKSLASH = 1u << 0, NGI_ESC_QUOTE = 1u << 1 };
+
+/** s[0..n) as printable text (strings.c holds the one rule): bytes outside
+ *  0x20..0x7e, and per @p flags the backslash and the quote, become \xNN;
+ *  stops before an escape that would not fit. Returns the length. */
+size_t ngi_escape_bytes(const char *s, size_t n, char *out, size_t len, unsigned flags);
+
+/* ---- files.c: paths under fsroot, bounded reads ---- */
+
+/** Join fsroot and an absolute path into buf; -1 if too long. */
+int ngi_path(char *buf, size_t len, const char *fsroot, const char *abs_path);
+
+/** dir + "/" + name + suffix into buf; -1 if it does not fit. */
+int ngi_join(char *buf, size_t len, const char *dir, const char *name, const char *suffix);
+
+/** Read a small text file (at most len-1 bytes) into buf; -1 on error.
+ *  Follows symlinks (sysfs is made of them): for root's files only. */
+int ngi_read_small_file(const char *path, char *buf, size_t len);
+
+/** Read the sysfs list file fsroot + @p abs ("0-3,8\n") into @p set; an
+ *  empty file is an empty set. -1 if absent or malformed. */
+int ngi_read_list_file(const char *fsroot, const char *abs, hwloc_bitmap_t set);
+
+/** Open @p path read-only with O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC; regular
+ *  files only (EINVAL otherwise): for files other users may control. */
+int ngi_open_regular(const char *path);
+/** Bounded read of a /proc or cgroup file through ngi_open_regular (at most
+ *  len-1 bytes, NUL added): the count, or -1 with errno. */
+long ngi_read_bounded(const char *path, char *buf, size_t len);
+/** The same for fsroot/proc/PID/WHAT (pid <= 0: /proc/self; WHAT "" = the
+ *  directory itself). */
+long ngi_read_pid_file(const char *fsroot, int pid, const char *what, char *buf, size_t len);
+
+/* ---- cpulist.c ---- */
+
+/** Convert a uint64 node mask (policy) into an hwloc nodeset. */
+void ngi_nodemask_to_bitmap(const uint64_t *mask, unsigned words, hwloc_bitmap_t set);
+
+#endif

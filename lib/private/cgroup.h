@@ -1,0 +1,21 @@
+/* lib/base/cgroup.c: what a process's cgroups say (pid <= 0: the caller).
+ * One /proc/PID/cgroup parser for the job, the cpuset and the cpu.max
+ * quota. Private to the library. */
+#ifndef NGI_CGROUP_H
+#define NGI_CGROUP_H
+
+#include "base.h"
+
+/** Slurm job of a process: a "job_<digits>" component of a path in
+ *  /proc/PID/cgroup. 0, or -1 when none. */
+int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len);
+/** The CPUs the process's cpuset cgroup allows (v1 cpuset hierarchy,
+ *  else v2), under fsroot/sys/fs/cgroup. 0, or -1 when unknown. */
+int ngi_cgroup_cpus(const char *fsroot, int pid, hwloc_bitmap_t set);
+/** The calling process's cgroup v2 CPU quota as whole CPUs: the smallest
+ *  ceil(quota / period) of cpu.max in its v2 cgroup and its ancestors.
+ *  Returns 1 and sets *cpus when a quota is set, 0 when none (cgroup v1,
+ *  "max", unreadable). */
+int ngi_cgroup_cpu_quota(const char *fsroot, unsigned *cpus);
+
+#endif

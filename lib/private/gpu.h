@@ -1,0 +1,58 @@
+/* The GPU module (lib/gpu/): device files, driver views, NVML, gres.conf
+ * and the environment's GPU lists. Private to the library (ngi_* names). */
+#ifndef NGI_GPU_H
+#define NGI_GPU_H
+
+#include "base.h"
+
+/**
+ * Expand gres.conf File= values (each may hold a bracket range such as
+ * "/dev/nvidia[0-3]" or a comma list) into Slurm's index order.
+ * See docs/gpu-order.md for the rule and its source.
+ */
+int ngi_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
+                              unsigned n_specs, char *err, size_t errlen);
+
+/** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
+ *  order, as device file paths under fsroot. */
+int ngi_gpu_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
+                       char *err, size_t errlen);
+
+/**
+ * Map a device file (e.g. "/dev/nvidia2", "/dev/dri/renderD128") to its PCI
+ * bus id. The device file itself is stat()ed as given (it must be a character
+ * device: its major/minor identify the GPU; ng_gres_order_from_conf already
+ * put fsroot in front of the paths it returns); the kernel and driver views are
+ * read under @p fsroot (NULL = "/"): NVIDIA minors via
+ * /proc/driver/nvidia/gpus/<bus>/information ("Device Minor: N"),
+ * DRM char devices via /sys/dev/char/MAJ:MIN/device.
+ */
+int ngi_device_file_busid(const char *fsroot, const char *device_file,
+                          char busid[NG_BUSID_LEN], char *err, size_t errlen);
+
+/**
+ * The GPUs named by a task's variables alone, as topology GPU indices
+ * (sorted, unique): SLURM_STEP_GPUS / SLURM_JOB_GPUS through @p order when
+ * given; else CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK
+ * (UUIDs via NVML when available or /proc/driver/nvidia; plain indices as
+ * positions among the topology's GPUs of that vendor in bus order).
+ * @return 0, or -1 when a listed GPU cannot be identified (err says which).
+ */
+int ngi_gpus_from_env(const ng_topology *topo, const ng_gres_order *order,
+                      const ng_gpu_env *env, const char *fsroot,
+                      int *out_idx, unsigned max, unsigned *n_out,
+                      char *err, size_t errlen);
+
+/**
+ * The GPUs this process's devices cgroup gives it (Slurm's task/cgroup with
+ * ConstrainDevices=yes): the device files of @p order it may access, as
+ * topology indices (sorted). Checked with access(2), never opened.
+ * @return 1 with @p out_idx filled when the cgroup denies some of the
+ *         order's devices; 0 when it constrains nothing or cannot tell;
+ *         -1 on error (err says why).
+ */
+int ngi_task_gpus_from_cgroup(const ng_topology *topo, const ng_gres_order *order,
+                              const char *fsroot, int *out_idx, unsigned max,
+                              unsigned *n_out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,209 @@
+/* The planner's phases and the state they share (lib/plan*.c). Not installed.
+ *
+ *   plan.c          request checks, orchestration, sizes, the public calls
+ *   plan_domains.c  units (cores) and domains (memory node + its CPUs)
+ *   plan_seat.c     GPU tasks: homes, components, spilling, sharing cores
+ *   plan_cut.c      cutting a line of cores into slices (the objective)
+ *   plan_mem.c      memory nodes of a task
+ *
+ * Vocabulary (docs/planner.md):
+ *  - unit:   one core (its allowed PUs together) or a lone PU.
+ *  - domain: a CPU-bearing NUMA node with its allowed units, plus the
+ *            memoryless units attached to it (nearest by distance).
+ *  - line:   units in domain-major order; slices are runs of a line.
+ *  - home:   the units local to a task's GPUs (or one nearest domain).
+ */
+#ifndef NGI_PLAN_H
+#define NGI_PLAN_H
+
+#include "options.h"
+#include "topo.h"
+
+/* ---- net.c: --net-affinity, the NICs of each task (docs/network.md) ---- */
+
+/** Input of ngi_net_plan_compute: the tasks of one node. */
+typedef struct ngi_net_request {
+    ng_net_affinity aff;
+    const ng_nic_filter *filter;     /**< NULL = default */
+    unsigned ntasks;
+    /** Per-task GPU lists, as in ng_plan_request (all NULL = no GPUs). */
+    const unsigned *task_gpu_count;
+    const unsigned *task_gpu_offset;
+    const int *task_gpus;
+    /** Per-task CPUs (for tasks without GPUs); NULL, or a NULL entry = the
+     *  topology's allowed CPUs. */
+    const hwloc_const_cpuset_t *task_cpus;
+} ngi_net_request;
+
+/** Opaque: each task's NICs and network variables on one node. */
+typedef struct ngi_net_plan ngi_net_plan;
+
+/**
+ * Per task, the NIC(s) nearest its GPU(s) (its CPUs when it has none):
+ * with auto, for each of its GPUs the NICs at the smallest distance; when
+ * several tie, the tasks that tie on the same NICs take them in turn
+ * (round robin in task order). With N, the task's list goes on with the
+ * next nearest NICs up to N. Variables: UCX_NET_DEVICES (dev:port,
+ * nearest first), for RDMA NICs OMPI_MCA_btl_openib_if_include and, for
+ * tasks with GPUs, NVSHMEM_HCA_LIST; NCCL_IB_HCA ("=dev:port,...", exact
+ * names) is one list for the whole node: the RDMA NICs nearest to any GPU
+ * of the topology, the same in every task (nccl_per_rank: the task's own).
+ * No NIC (or mode off): nothing exported, not an error. Pure.
+ */
+int ngi_net_plan_compute(const ng_topology *topo, const ngi_net_request *req,
+                         ngi_net_plan **out, char *err, size_t errlen);
+void ngi_net_plan_free(ngi_net_plan *np);
+/** Task @p task's NICs (topology NIC indices, nearest first); returns the count. */
+unsigned ngi_net_plan_task_nics(const ngi_net_plan *np, unsigned task, const unsigned **nics);
+/** Task @p task's variables; returns the count. */
+unsigned ngi_net_plan_task_env(const ngi_net_plan *np, unsigned task, const ng_net_env **env);
+/** The node's NCCL_IB_HCA value ("" when none). */
+const char *ngi_net_plan_nccl_hca(const ngi_net_plan *np);
+
+/* ---- threads.c: the thread variables of a task ---- */
+
+/**
+ * Compute the thread variables for a task owning @p threads threads.
+ * @param vars  NULL-terminated list of count variables, or NULL for the default
+ * @param smt   1 if places are hardware threads (with guard->bind)
+ * Fills @p out with the count variables; with guard->bind, followed by
+ * OMP_PROC_BIND (flag NG_ENV_BINDING: "close" when there is one thread per
+ * place, else "spread"). OMP_PLACES is not in the list: ng_apply_task
+ * writes it from the CPUs it bound (ngi_omp_places_format). Returns the
+ * number of entries, or -1.
+ */
+int ngi_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
+                   const char *const *vars, ng_env_var *out, unsigned max);
+
+/**
+ * OMP_PLACES for the PUs @p cpus: explicit places, one per core (its PUs in
+ * @p cpus) or, with @p smt, one per PU; runs of places that repeat with a
+ * stride of 1 are written as OpenMP intervals ("{0}:4", "{0,28}:28").
+ * Returns the length, or -1 if empty or it does not fit in @p len.
+ */
+int ngi_omp_places_format(const ng_topology *topo, hwloc_const_cpuset_t cpus, int smt,
+                          char *buf, size_t len);
+
+#define NGI_MAX_TASKS 65536
+#define NGI_MAX_WARNINGS 16
+
+typedef struct ngi_unit {
+    hwloc_bitmap_t pus;
+    int node;      /* topology NUMA index of its CPU-bearing node, -1 if none */
+    int dom;       /* domain index */
+    int pkg;       /* package logical index, -1 if none */
+    int l3;        /* L3 cache logical index, -1 if none */
+    unsigned pos;  /* hwloc logical order of its first PU */
+} ngi_unit;
+
+typedef struct ngi_domain {
+    int mem;        /* topology NUMA index of its memory node */
+    unsigned first; /* its units are [first, first + count) */
+    unsigned count;
+    int pkg, l3;    /* of its first unit */
+} ngi_domain;
+
+struct ng_plan {
+    unsigned ntasks;
+    ng_task_plan *tasks;
+    int *gpu_store;
+    hwloc_bitmap_t *cpus;
+    hwloc_bitmap_t *mems;
+    ng_env_var *env_store;
+    ngi_net_plan *net;       /* --net-affinity: NICs and variables per task */
+    unsigned n_warnings;
+    char warnings[NGI_MAX_WARNINGS][256];
+};
+
+typedef struct ngi_planner {
+    const ng_topology *topo;
+    const ng_plan_request *req;
+    ng_plan *plan;
+    ngi_unit *units;       /* domain-major order */
+    unsigned n_units;
+    ngi_domain *doms;
+    unsigned n_doms;
+    unsigned *dist;       /* n_doms x n_doms, 10 = same domain, never 0 */
+    unsigned max_smt;
+    unsigned *size;       /* per task: target cores (base + its +1) */
+    unsigned base;        /* every task's size before the +1s */
+    unsigned extra;       /* +1s still to hand out (cores left over) */
+    unsigned cap;         /* -c in cores, 0 = none */
+    int fixed;            /* 1: every task gets exactly cap (-c as a size) */
+    hwloc_bitmap_t *home; /* per task: unit indices; NULL for CPU-only */
+    hwloc_bitmap_t *slice;/* per task: unit indices owned */
+    hwloc_bitmap_t used;  /* units owned by some task */
+} ngi_planner;
+
+/* plan.c */
+void ngi_plan_warn(ng_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n);
+
+/* plan_domains.c: units in domain-major order, domains, distances. */
+int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
+void ngi_plan_free_domains(ngi_planner *p);
+/** Distance between two NUMA nodes (topology indices) with a fallback when
+ *  the topology has none: 10 same, 20 same package, 30 otherwise. */
+unsigned ngi_plan_node_dist(const ngi_planner *p, int a, int b, int same_pkg);
+
+/* plan_seat.c: GPU tasks' homes and slices; sharing when cores are scarce. */
+int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
+int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
+void ngi_plan_share_cores(ngi_planner *p);
+/** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
+ *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
+ *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may
+ *  hand out all @p n); 2: no unit idle beyond what the sizes leave. Marks
+ *  them used. Returns the family chosen or -1. */
+int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
+                      const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);
+
+/* plan_cut.c: the cutting objective over a line of units. */
+typedef struct ngi_cut_line {
+    unsigned n;            /* units on the line */
+    const unsigned *dom;   /* per unit: domain id, in runs (non-decreasing ids not required) */
+    unsigned ndom;         /* domain ids are < ndom */
+    const unsigned *dist;  /* ndom x ndom, 10 = local */
+    const unsigned *pkg;   /* per unit: package id, in runs; NULL = no package family */
+} ngi_cut_line;
+
+typedef struct ngi_cut_score {
+    double min_eff;        /* smallest effective cores (off-node discounted) */
+    unsigned min_raw;      /* smallest slice */
+    unsigned straddles;    /* slices over more than one domain */
+    unsigned idle;         /* units of the line no slice owns */
+} ngi_cut_score;
+
+enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE };
+
+/**
+ * Cut @p line into @p nt runs: start[t], len[t] (task t gets the t-th run in
+ * line order). Sizes are s + (1 for e of them) for the consecutive cut (the
+ * +1s first) and the moved cut (+1s where the fewest runs straddle); the
+ * aligned cut keeps each task inside one domain (or whole domains) with sizes
+ * in [lo, hi], the package cut the same on packages. The best by
+ * ngi_cut_better() wins. Returns the family chosen.
+ */
+int ngi_cut_choose(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                  unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                  ngi_cut_score *score);
+/** The same, among the cuts that leave no more units idle than the sizes do. */
+int ngi_cut_choose_full(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                       unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                       ngi_cut_score *score);
+/** Score of a given cut. */
+void ngi_cut_score_of(const ngi_cut_line *line, unsigned nt, const unsigned *start,
+                     const unsigned *len, ngi_cut_score *out);
+/** 1 if @p a is strictly better than @p b by the objective. */
+int ngi_cut_better(const ngi_cut_score *a, const ngi_cut_score *b);
+/** Effective cores of one run [a, a+len). */
+double ngi_cut_eff(const ngi_cut_line *line, unsigned a, unsigned len);
+/** The three families, for tests: fills start/len; returns 0 or -1 if the
+ *  family has no cut for these sizes. */
+int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s,
+                  unsigned e, unsigned lo, unsigned hi, unsigned *start, unsigned *len);
+
+/* plan_mem.c */
+ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);
+
+#endif

@@ -1,0 +1,288 @@
+/* Network adapters of a topology: which PCI functions are NICs, what they
+ * are (IB, RoCE, other RDMA, plain Ethernet), their ports, their locality,
+ * and their PCI distance to GPUs and to CPUs; their accessors and the name
+ * list format. Built once when the topology is loaded (topology.c calls
+ * ngi_nic_set_build after the NUMA nodes and GPUs); reads the topology
+ * struct, never calls back into topology.c. docs/network.md. */
+#include "private/topo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Per-NIC data kept beside the public ng_nic_info. */
+typedef struct nic_ext {
+    hwloc_obj_t pci;                 /**< its PCI device object */
+    hwloc_bitmap_t cpus, nodes;
+} nic_ext;
+
+struct ngi_nic_set {
+    unsigned n;
+    ng_nic_info nic[NG_MAX_NICS];
+    nic_ext ext[NG_MAX_NICS];
+};
+
+/* hwloc 3.0 made the OS device type a set of flags; 1.x and 2.x (and
+ * their XML, which 3.0 converts on import) use one enum value. */
+static int osdev_is(hwloc_obj_t o, hwloc_obj_osdev_type_t type)
+{
+    if (o->type != HWLOC_OBJ_OS_DEVICE || !o->name)
+        return 0;
+#if HWLOC_API_VERSION >= 0x00030000
+    return (o->attr->osdev.types & type) != 0;
+#else
+    return o->attr->osdev.type == type;
+#endif
+}
+
+static hwloc_obj_t child_osdev(hwloc_obj_t pci, hwloc_obj_osdev_type_t type)
+{
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+        if (osdev_is(c, type))
+            return c;
+    return NULL;
+}
+
+/* Ports from the verbs device's "Port<p>State" infos (4 = ACTIVE). */
+static void nic_ports(hwloc_obj_t ofed, ng_nic_info *ni)
+{
+    for (unsigned i = 0; ofed && i < ofed->infos_count; i++) {
+        unsigned p;
+        char tail[8];
+        const struct hwloc_info_s *inf = &ofed->infos[i];
+        if (!inf->name || !inf->value || sscanf(inf->name, "Port%u%7s", &p, tail) != 2 ||
+            strcmp(tail, "State") != 0 || p < 1 || p > 31)
+            continue;
+        ni->ports |= 1u << p;
+        if (strcmp(inf->value, "4") == 0)
+            ni->ports_active |= 1u << p;
+    }
+}
+
+/* An IPoIB interface has a 20-byte hardware address ("xx:" x 20 = 59
+ * characters): the link layer is InfiniBand whatever the PCI class says
+ * (ConnectX-3 reports class 0280, "network controller"). */
+static int ipoib_address(hwloc_obj_t net)
+{
+    const char *a = net ? hwloc_obj_get_info_by_name(net, "Address") : NULL;
+    return a && strlen(a) >= 59;
+}
+
+static ng_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofed, hwloc_obj_t net)
+{
+    unsigned cls = pci->attr->pcidev.class_id;
+    if (cls == 0x0207 || ipoib_address(net))
+        return NG_NIC_IB;
+    if (!ofed)
+        return NG_NIC_ETHERNET;
+    /* Amazon's EFA is a verbs device on an Ethernet-class function but no RoCE. */
+    if (cls == 0x0200 && pci->attr->pcidev.vendor_id != 0x1d0f)
+        return NG_NIC_ROCE;
+    return NG_NIC_RDMA;
+}
+
+static int nic_locality(hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t pci, nic_ext *x,
+                        ng_nic_info *ni)
+{
+    x->cpus = hwloc_bitmap_alloc();
+    x->nodes = hwloc_bitmap_alloc();
+    if (!x->cpus || !x->nodes)
+        return -1;
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(hw, pci);
+    if (anc && anc->cpuset)
+        hwloc_bitmap_and(x->cpus, anc->cpuset, t->allowed);
+    for (unsigned k = 0; k < t->n_numa; k++) {
+        const ng_numa_info *n = &t->numa[k];
+        if (n->has_cpus && hwloc_bitmap_intersects(n->cpus, x->cpus))
+            hwloc_bitmap_set(x->nodes, n->os_index);
+    }
+    ni->cpus = x->cpus;
+    ni->numa_nodes = x->nodes;
+    return 0;
+}
+
+static int nic_add(ngi_nic_set *s, hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t pci)
+{
+    hwloc_obj_t ofed = child_osdev(pci, HWLOC_OBJ_OSDEV_OPENFABRICS);
+    hwloc_obj_t net = child_osdev(pci, HWLOC_OBJ_OSDEV_NETWORK);
+    if ((!ofed && !net) || s->n >= NG_MAX_NICS)
+        return 0;
+    ng_nic_info *ni = &s->nic[s->n];
+    nic_ext *x = &s->ext[s->n];
+    s->n++; /* counted first so that free() releases partial work */
+    const struct hwloc_pcidev_attr_s *a = &pci->attr->pcidev;
+    snprintf(ni->pci_bus_id, NG_BUSID_LEN, "%04x:%02x:%02x.%x", (unsigned)a->domain & 0xffff,
+             (unsigned)a->bus, (unsigned)a->dev, (unsigned)a->func);
+    ni->pci_vendor_id = a->vendor_id;
+    ni->pci_class_id = a->class_id;
+    ni->rdma = ofed != NULL;
+    /* Names longer than the field are cut; hwloc's come from sysfs (<= 16 for netdevs). */
+    ngi_strlcpy(ni->name, ofed ? ofed->name : net->name, sizeof ni->name);
+    if (net)
+        ngi_strlcpy(ni->netdev, net->name, sizeof ni->netdev);
+    ni->kind = nic_kind(pci, ofed, net);
+    nic_ports(ofed, ni);
+    x->pci = pci;
+    return nic_locality(hw, t, pci, x, ni);
+}
+
+static int nic_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ng_nic_info *)a)->pci_bus_id, ((const ng_nic_info *)b)->pci_bus_id);
+}
+
+/* Sort info and ext together (insertion sort, at most 64 entries; the
+ * info's sets are the ext's heap bitmaps, so moving both is enough). */
+static void nic_sort(ngi_nic_set *s)
+{
+    for (unsigned i = 1; i < s->n; i++)
+        for (unsigned j = i; j > 0 && nic_cmp(&s->nic[j - 1], &s->nic[j]) > 0; j--) {
+            ng_nic_info ti = s->nic[j];
+            nic_ext tx = s->ext[j];
+            s->nic[j] = s->nic[j - 1];
+            s->ext[j] = s->ext[j - 1];
+            s->nic[j - 1] = ti;
+            s->ext[j - 1] = tx;
+        }
+}
+
+ngi_nic_set *ngi_nic_set_build(const ng_topology *t)
+{
+    hwloc_topology_t hw = t->hw;
+    ngi_nic_set *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(hw, p)) != NULL;)
+        if (nic_add(s, hw, t, p) < 0) {
+            ngi_nic_set_free(s);
+            return NULL;
+        }
+    nic_sort(s);
+    return s;
+}
+
+void ngi_nic_set_free(ngi_nic_set *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->n; i++) {
+        hwloc_bitmap_free(s->ext[i].cpus);
+        hwloc_bitmap_free(s->ext[i].nodes);
+    }
+    free(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Accessors and distances                                              */
+/* ------------------------------------------------------------------ */
+
+const char *ng_nic_kind_name(ng_nic_kind kind)
+{
+    static const char *const names[] = {"IB", "RoCE", "RDMA", "Ethernet"};
+    return (unsigned)kind < NGI_ARRAY_LEN(names) ? names[kind] : "unknown";
+}
+
+const char *ng_pci_distance_name(ng_pci_distance d)
+{
+    static const char *const names[] = {"switch", "numa", "package", "system"};
+    return (unsigned)d < NGI_ARRAY_LEN(names) ? names[d] : "unknown";
+}
+
+unsigned ng_topology_nic_count(const ng_topology *t)
+{
+    const ngi_nic_set *s = t ? t->nics : NULL;
+    return s ? s->n : 0;
+}
+
+const ng_nic_info *ng_topology_nic(const ng_topology *t, unsigned i)
+{
+    const ngi_nic_set *s = t ? t->nics : NULL;
+    return s && i < s->n ? &s->nic[i] : NULL;
+}
+
+int ngi_topology_nic_by_name(const ng_topology *t, const char *name)
+{
+    for (unsigned i = 0; name && *name && i < ng_topology_nic_count(t); i++) {
+        const ng_nic_info *ni = ng_topology_nic(t, i);
+        if (strcmp(ni->name, name) == 0 || strcmp(ni->netdev, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* 1 if a and b hang below one PCI-PCI bridge (a PCIe switch port): their
+ * nearest common I/O ancestor is a bridge whose upstream side is PCI, not
+ * the host bridge. */
+static int same_switch(hwloc_obj_t a, hwloc_obj_t b)
+{
+    for (hwloc_obj_t x = a->parent; x && x->type == HWLOC_OBJ_BRIDGE; x = x->parent)
+        for (hwloc_obj_t y = b->parent; y && y->type == HWLOC_OBJ_BRIDGE; y = y->parent)
+            if (x == y)
+                return x->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
+    return 0;
+}
+
+/* 1 if some package holds CPUs of both sets. */
+static int same_package(hwloc_topology_t hw, hwloc_const_cpuset_t a, hwloc_const_cpuset_t b)
+{
+    hwloc_obj_t p = NULL;
+    while ((p = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_PACKAGE, p)) != NULL)
+        if (p->cpuset && hwloc_bitmap_intersects(p->cpuset, a) &&
+            hwloc_bitmap_intersects(p->cpuset, b))
+            return 1;
+    return 0;
+}
+
+ng_pci_distance ng_topology_gpu_nic_distance(const ng_topology *t, unsigned gpu, unsigned nic)
+{
+    const ngi_nic_set *s = t ? t->nics : NULL;
+    const ng_gpu_info *g = gpu < t->n_gpus ? &t->gpus[gpu] : NULL;
+    if (!s || nic >= s->n || !g)
+        return NG_PCI_SYSTEM;
+    hwloc_topology_t hw = t->hw;
+    hwloc_obj_t gp = hwloc_get_pcidev_by_busidstring(hw, g->pci_bus_id);
+    if (gp && same_switch(gp, s->ext[nic].pci))
+        return NG_PCI_SWITCH;
+    if (hwloc_bitmap_intersects(g->numa_nodes, s->nic[nic].numa_nodes))
+        return NG_PCI_NUMA;
+    if (same_package(hw, g->cpus, s->nic[nic].cpus))
+        return NG_PCI_PACKAGE;
+    return NG_PCI_SYSTEM;
+}
+
+ng_pci_distance ngi_topology_cpus_nic_distance(const ng_topology *t, hwloc_const_cpuset_t cpus,
+                                              unsigned nic)
+{
+    const ngi_nic_set *s = t ? t->nics : NULL;
+    if (!s || nic >= s->n || !cpus)
+        return NG_PCI_SYSTEM;
+    for (unsigned k = 0; k < t->n_numa; k++) {
+        const ng_numa_info *n = &t->numa[k];
+        if (n->has_cpus && hwloc_bitmap_isset(s->nic[nic].numa_nodes, n->os_index) &&
+            hwloc_bitmap_intersects(n->cpus, cpus))
+            return NG_PCI_NUMA;
+    }
+    if (same_package(t->hw, cpus, s->nic[nic].cpus))
+        return NG_PCI_PACKAGE;
+    return NG_PCI_SYSTEM;
+}
+
+int ng_nic_list_format(const ng_topology *topo, const unsigned *nics, unsigned n, char *buf,
+                       size_t len)
+{
+    if (!buf || !len)
+        return 0;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (unsigned k = 0; nics && k < n; k++) {
+        const ng_nic_info *ni = ng_topology_nic(topo, nics[k]);
+        if (!ni)
+            continue;
+        size_t need = strlen(ni->name) + (used ? 1 : 0);
+        if (used + need >= len)
+            continue;
+        snprintf(buf + used, len - used, "%s%s", used ? "," : "", ni->name);
+        used += need;
+    }
+    return (int)used;
+}
