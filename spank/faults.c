@@ -12,7 +12,8 @@
 #error "spank/faults.c belongs to the test build of the plugin only (-DNG_FAULT_INJECTION)"
 #endif
 #include "ng_spank.h"
-#include "private/sysops.h"
+#include "private/task.h"
+#include "private/topo.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* The node's gres GPU list in Slurm's index order, from gres.conf File=
- * values or from a whole gres.conf (NodeName= filter, AutoDetect=).
- * The rule and its Slurm sources are in docs/gpu-order.md. */
-#include "private/hostlist.h"
+/* The node's gres GPU list in Slurm's index order from a whole gres.conf
+ * (NodeName= filter, File= values, AutoDetect=). The rule and its Slurm
+ * sources are in docs/gpu-order.md. */
 #include "private/gpu.h"
+#include "private/hostlist.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,119 +16,6 @@
 #define PATH_MAX_NG 4096     /* a device file path */
 #define GRES_MAX_LINES 4096  /* records we are willing to read */
 #define GRES_MAX_FILE 4096   /* the file itself, in KiB of lines read */
-
-/* ---------- ng_gres_order basics ---------- */
-
-void ng_gres_order_free(ng_gres_order *order)
-{
-    if (!order)
-        return;
-    for (unsigned i = 0; i < order->count; i++)
-        free(order->device_files[i]);
-    free(order->device_files);
-    order->device_files = NULL;
-    order->count = 0;
-}
-
-static int order_add(ng_gres_order *o, const char *path, char *err, size_t errlen)
-{
-    if (o->count >= NG_MAX_GPUS)
-        return ngi_fail(err, errlen, "more than %d GPU device files", NG_MAX_GPUS);
-    if (strnlen(path, PATH_MAX_NG) >= PATH_MAX_NG)
-        return ngi_fail(err, errlen, "device file name too long: '%.64s...'", path);
-    if (!o->device_files) {
-        o->device_files = calloc(NG_MAX_GPUS, sizeof(char *));
-        if (!o->device_files)
-            return ngi_fail(err, errlen, "out of memory");
-    }
-    char *dup = strdup(path);
-    if (!dup)
-        return ngi_fail(err, errlen, "out of memory");
-    o->device_files[o->count++] = dup;
-    return 0;
-}
-
-/* ---------- File= expansion (Slurm hostlist syntax, lib/hostlist.c) ---------- */
-
-typedef struct expand_ctx {
-    ng_gres_order *o;
-    unsigned limit;
-    char *err;
-    size_t errlen;
-} expand_ctx;
-
-static int add_expanded(const char *name, void *ctx)
-{
-    expand_ctx *x = ctx;
-    if (x->limit == 0)
-        return 1;
-    x->limit--;
-    return order_add(x->o, name, x->err, x->errlen);
-}
-
-/* Expand a File= value in the order written (Slurm's hostlist_shift() does
- * not sort). At most @p limit names are added (Slurm truncates a File=
- * list to Count=; unlimited = NG_MAX_GPUS + 1 so overflow is reported). */
-static int expand_spec(const char *spec, ng_gres_order *o, unsigned limit,
-                       char *err, size_t errlen)
-{
-    size_t len = strnlen(spec, NG_MAX_ARG * 4 + 1);
-    if (len > NG_MAX_ARG * 4)
-        return ngi_fail(err, errlen, "File= value longer than %d bytes", NG_MAX_ARG * 4);
-    if (!len)
-        return ngi_fail(err, errlen, "empty File= value");
-    expand_ctx x = {o, limit, err, errlen};
-    return ngi_hostlist_foreach(spec, NG_MAX_GPUS, add_expanded, &x, err, errlen);
-}
-
-int ngi_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
-                             unsigned n_specs, char *err, size_t errlen)
-{
-    memset(out, 0, sizeof(*out));
-    if (!file_specs && n_specs)
-        return ngi_fail(err, errlen, "no File= values given");
-    for (unsigned i = 0; i < n_specs; i++) {
-        if (!file_specs[i] || expand_spec(file_specs[i], out, NG_MAX_GPUS + 1, err, errlen)) {
-            if (!file_specs[i])
-                ngi_fail(err, errlen, "File= value %u is NULL", i);
-            ng_gres_order_free(out);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* ---------- natural sort (Slurm sorts autodetected GPUs with strnatcmp) ---------- */
-
-static int natcmp(const char *a, const char *b)
-{
-    while (*a && *b) {
-        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-            while (*a == '0')
-                a++;
-            while (*b == '0')
-                b++;
-            size_t la = 0, lb = 0;
-            while (isdigit((unsigned char)a[la]))
-                la++;
-            while (isdigit((unsigned char)b[lb]))
-                lb++;
-            if (la != lb)
-                return la < lb ? -1 : 1;
-            int c = strncmp(a, b, la);
-            if (c)
-                return c;
-            a += la;
-            b += lb;
-            continue;
-        }
-        if (*a != *b)
-            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-        a++;
-        b++;
-    }
-    return *a ? 1 : (*b ? -1 : 0);
-}
 
 /* ---------- gres.conf parsing ---------- */
 
@@ -319,7 +206,7 @@ static int conf_order(const gres_conf *c, const char *fsroot, ng_gres_order *out
         ng_gres_order tmp;
         memset(&tmp, 0, sizeof(tmp));
         unsigned limit = r->multiple ? NG_MAX_GPUS + 1 : (r->count ? r->count : NG_MAX_GPUS + 1);
-        if (expand_spec(r->file, &tmp, limit, err, errlen)) {
+        if (ngi_gres_order_expand(r->file, &tmp, limit, err, errlen)) {
             ng_gres_order_free(&tmp);
             return -1;
         }
@@ -328,7 +215,7 @@ static int conf_order(const gres_conf *c, const char *fsroot, ng_gres_order *out
             char path[PATH_MAX_NG];
             /* The conf describes the node whose root is fsroot. */
             if (ngi_path(path, sizeof(path), fsroot, tmp.device_files[k]) ||
-                order_add(out, path, err, errlen)) {
+                ngi_gres_order_add(out, path, err, errlen)) {
                 if (!err || !*err)
                     ngi_fail(err, errlen, "device file path too long");
                 ng_gres_order_free(&tmp);
@@ -347,7 +234,7 @@ typedef struct merged {
 
 static int merged_cmp_file(const void *x, const void *y)
 {
-    return natcmp(((const merged *)x)->file, ((const merged *)y)->file);
+    return ngi_natcmp(((const merged *)x)->file, ((const merged *)y)->file);
 }
 
 static int merged_cmp_links(const void *x, const void *y)
@@ -357,7 +244,7 @@ static int merged_cmp_links(const void *x, const void *y)
         return a->links < 0 ? 1 : -1;   /* config-only (no Links) last */
     if (a->links != b->links)
         return a->links < b->links ? -1 : 1;
-    return natcmp(a->file, b->file);    /* keeps the file order: stable */
+    return ngi_natcmp(a->file, b->file);    /* keeps the file order: stable */
 }
 
 /* AutoDetect: Slurm's gres_gpu.c _merge_system_gres_conf(). System GPUs
@@ -415,7 +302,7 @@ static int merge_autodetect(const gres_conf *c, const char *fsroot, const char *
     if (strcasecmp(kind, "nvidia") != 0)
         qsort(m, nm, sizeof(*m), merged_cmp_links);
     for (unsigned k = 0; k < nm; k++)
-        if (order_add(out, m[k].file, err, errlen))
+        if (ngi_gres_order_add(out, m[k].file, err, errlen))
             goto out;
     rc = 0;
 out:

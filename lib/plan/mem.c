@@ -2,7 +2,7 @@
  *
  *  - local (MPOL_BIND) / prefer (MPOL_PREFERRED_MANY): the memory nodes of
  *    the task's domains: each core's own node, or for memoryless CPUs the
- *    one node they are attached to (plan_domains.c). `prefer` also names
+ *    one node they are attached to (domains.c). `prefer` also names
  *    its GPUs' CPU-bearing node(s), so a task whose cores spilled off the
  *    GPU's node still prefers memory there; mem_first names the node
  *    listed first (prefer: the GPU's; local: the one with most of the

@@ -1,49 +1,28 @@
 /* The planner: topology + job shape -> one CPU slice, memory policy and
  * thread environment per local task. Pure and deterministic.
  *
- * Phases (each in its own file, see plan_internal.h and docs/planner.md):
- *  (a) domains:  units (cores) laid out domain by domain   plan_domains.c
- *  (b) seating:  GPU tasks home first, spilling by distance plan_seat.c
+ * The orchestrator of lib/plan/: nothing in the module calls back into it.
+ * Phases (each in its own file, see lib/private/plan.h and docs/planner.md):
+ *  (a) domains:  units (cores) laid out domain by domain   domains.c
+ *  (b) seating:  GPU tasks home first, spilling by distance seat.c
  *  (c) sizes:    every task's target size                   here
- *  (d) cutting:  CPU-only tasks by the explicit objective   plan_cut.c
- *  (e) memory:   follows the task's domains                 plan_mem.c
- *  (f) network:  each task's NICs (--net-affinity)          netaff.c
+ *  (d) cutting:  CPU-only tasks by the explicit objective   cut.c
+ *  (e) memory:   follows the task's domains                 mem.c
+ *  (f) threads:  the thread variables (--omp-guard)         threads.c
+ *  (g) network:  each task's NICs (--net-affinity)          net.c
+ * Shared by the phases: common.c (warnings, a task's GPUs).
  *
  * Sizes: `-c C` is a size, ceil(C / PUs-per-core) cores per task, whenever
  * the step has that many cores for every task; otherwise (and without -c)
  * the step's cores are shared out evenly (floor(cores / tasks), the cores
  * left over as +1s) so the whole allocation is used. With fewer cores than
- * tasks, tasks share cores (plan_seat.c).
+ * tasks, tasks share cores (seat.c).
  */
 #include "private/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void ngi_plan_warn(ng_plan *plan, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    for (unsigned i = 0; i < plan->n_warnings; i++)
-        if (strcmp(plan->warnings[i], line) == 0)
-            return;
-    if (plan->n_warnings < NGI_MAX_WARNINGS)
-        memcpy(plan->warnings[plan->n_warnings++], line, sizeof(line));
-}
-
-const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n)
-{
-    if (!req->task_gpu_count || !req->task_gpu_offset || !req->task_gpus) {
-        *n = 0;
-        return NULL;
-    }
-    *n = req->task_gpu_count[t];
-    return req->task_gpus + req->task_gpu_offset[t];
-}
 
 /* (c) target sizes; see the file comment. */
 static void set_sizes(ngi_planner *p)

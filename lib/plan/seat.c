@@ -9,7 +9,7 @@
  * the nearest domain in hwloc order; when several components compete, the one
  * with the fewest equally good choices goes first. Units of another GPU's home
  * are taken only when that GPU's own tasks leave them free. Each component's
- * region (home + spill) is then cut by the cutter (plan_cut.c), so GPU tasks
+ * region (home + spill) is then cut by the cutter (cut.c), so GPU tasks
  * get the same objective as CPU-only ones.
  *
  * With fewer cores than tasks, every task gets one core and tasks share:

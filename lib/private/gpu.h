@@ -5,6 +5,22 @@
 
 #include "base.h"
 
+/** Longest GPU UUID token accepted from the environment. */
+#define NGI_UUID_MAX 96
+
+/* ---- order.c: the gres order's storage ---- */
+
+/** Append a device file to @p o (at most NG_MAX_GPUS); -1 with err. */
+int ngi_gres_order_add(ng_gres_order *o, const char *path, char *err, size_t errlen);
+/** Expand one File= value into @p o in the order written (Slurm's
+ *  hostlist_shift() does not sort), at most @p limit names (Slurm truncates
+ *  a File= list to Count=; NG_MAX_GPUS + 1 lets overflow be reported). */
+int ngi_gres_order_expand(const char *spec, ng_gres_order *o, unsigned limit,
+                          char *err, size_t errlen);
+/** Natural order of names as Slurm's strnatcmp sorts autodetected GPUs
+ *  ("nvidia2" < "nvidia10"); <0, 0, >0. */
+int ngi_natcmp(const char *a, const char *b);
+
 /**
  * Expand gres.conf File= values (each may hold a bracket range such as
  * "/dev/nvidia[0-3]" or a comma list) into Slurm's index order.
@@ -12,6 +28,8 @@
  */
 int ngi_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
                               unsigned n_specs, char *err, size_t errlen);
+
+/* ---- driver.c: what the kernel and the drivers say ---- */
 
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
  *  order, as device file paths under fsroot. */
@@ -30,6 +48,25 @@ int ngi_gpu_autodetect(const char *fsroot, const char *kind, ng_gres_order *out,
 int ngi_device_file_busid(const char *fsroot, const char *device_file,
                           char busid[NG_BUSID_LEN], char *err, size_t errlen);
 
+/** A GPU UUID from a variable -> its bus id. NVIDIA: "GPU-<uuid>" (or a
+ *  unique prefix, as CUDA accepts), "MIG-GPU-<uuid>/gi/ci", "MIG-<uuid>"
+ *  through /proc/driver/nvidia, then NVML. AMD: "GPU-<16 hex digits>"
+ *  through /sys/class/drm/cardN/device/unique_id. 0, or -1 naming @p var. */
+int ngi_nv_uuid_bus(const char *fsroot, const char *var, const char *tok,
+                    char bus[NG_BUSID_LEN], char *err, size_t errlen);
+int ngi_amd_uuid_bus(const char *fsroot, const char *var, const char *tok,
+                     char bus[NG_BUSID_LEN], char *err, size_t errlen);
+
+/* ---- nvml.c: NVML through dlopen ---- */
+
+/** UUID -> bus id through NVML; 0, or -1 (*no_nvml = 1 when NVML is not
+ *  installed). MIG UUIDs give their parent GPU's bus id. */
+int ngi_nvml_uuid_bus(const char *uuid, char bus[NG_BUSID_LEN], int *no_nvml);
+/** /dev/nvidia<minor> -> bus id through NVML; 0 or -1. */
+int ngi_nvml_minor_bus(unsigned minor, char bus[NG_BUSID_LEN]);
+
+/* ---- visible.c: the environment's GPU lists ---- */
+
 /**
  * The GPUs named by a task's variables alone, as topology GPU indices
  * (sorted, unique): SLURM_STEP_GPUS / SLURM_JOB_GPUS through @p order when
@@ -42,6 +79,8 @@ int ngi_gpus_from_env(const ng_topology *topo, const ng_gres_order *order,
                       const ng_gpu_env *env, const char *fsroot,
                       int *out_idx, unsigned max, unsigned *n_out,
                       char *err, size_t errlen);
+
+/* ---- task_gpus.c: the devices cgroup ---- */
 
 /**
  * The GPUs this process's devices cgroup gives it (Slurm's task/cgroup with

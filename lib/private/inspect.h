@@ -41,8 +41,33 @@ struct ng_inspection {
  *  through check). Dropped when the list is full. */
 void ngi_note(ng_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- proc.c: one process from /proc (each fills its part of @p p) ---- */
+
+/** fsroot/proc/PID/WHAT into @p buf; -1 if too long. */
+int ngi_proc_path(char *buf, size_t len, const char *fsroot, int pid, const char *what);
+/** A /proc entry's name as a pid or tid ("123"), -1 if it is not one. */
+int ngi_pid_of_name(const char *name);
+
+/** Status (CPUs, mems, threads, ppid); -1 when the process is gone. */
+int ngi_proc_read_status(const char *fsroot, ngi_proc *p);
+void ngi_proc_read_comm(const char *fsroot, ngi_proc *p);
+/** Each thread's state, last CPU and affinity (the first NGI_THREAD_VIEWS_MAX). */
+void ngi_proc_read_threads(const char *fsroot, ngi_proc *p);
+/** Cores and PUs of its mask, its CPU nodes, its cpuset cgroup's CPUs. */
+void ngi_proc_count_cores(const ng_topology *topo, const char *fsroot, ngi_proc *p);
+/** Memory policy and resident pages per node (numa_maps). */
+void ngi_proc_read_numa_maps(const char *fsroot, ngi_proc *p);
+
+/* ---- environ.c: the environment block ---- */
+
 /** Value of NAME in a NUL-separated environ block, or NULL. */
 const char *ngi_env_block_get(const char *blk, size_t len, const char *name);
+/** /proc/PID/environ (bounded, malloc'd, *len bytes), or NULL if unreadable. */
+char *ngi_environ_read(const char *fsroot, int pid, size_t *len);
+/** SLURM_JOB_ID of the block into @p id; 0, or -1 when absent or not digits. */
+int ngi_environ_job(const char *blk, size_t len, char *id, size_t idlen);
+/** The thread-count variables set in the block ("OMP_NUM_THREADS=2 ..."). */
+void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p);
 
 /** Cores of @p topo with a PU in @p set (PUs when the topology has no cores). */
 unsigned ngi_set_cores(const ng_topology *topo, hwloc_const_bitmap_t set);

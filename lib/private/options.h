@@ -13,5 +13,7 @@ int ngi_net_affinity_format(const ng_net_affinity *a, char *buf, size_t len);
 
 /** Default variables capped by --omp-guard, NULL-terminated. */
 extern const char *const ngi_default_thread_vars[];
+/** 1 if s[0..n) is a valid variable name [A-Z_][A-Z0-9_]* of 1..63 bytes. */
+int ngi_thread_var_name_ok(const char *s, size_t n);
 
 #endif

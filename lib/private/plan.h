@@ -1,10 +1,14 @@
-/* The planner's phases and the state they share (lib/plan*.c). Not installed.
+/* The planner's phases and the state they share (lib/plan/). Private to the
+ * library (ngi_* names). Each file calls only the ones listed before it:
  *
- *   plan.c          request checks, orchestration, sizes, the public calls
- *   plan_domains.c  units (cores) and domains (memory node + its CPUs)
- *   plan_seat.c     GPU tasks: homes, components, spilling, sharing cores
- *   plan_cut.c      cutting a line of cores into slices (the objective)
- *   plan_mem.c      memory nodes of a task
+ *   common.c   the plan's warnings, a task's GPUs in the request
+ *   cut.c      cutting a line of cores into slices (the objective)
+ *   domains.c  units (cores) and domains (memory node + its CPUs)
+ *   seat.c     GPU tasks: homes, components, spilling, sharing cores
+ *   mem.c      memory nodes of a task
+ *   threads.c  the thread variables of a task
+ *   net.c      the NICs of each task (--net-affinity)
+ *   plan.c     request checks, orchestration, sizes, the public calls
  *
  * Vocabulary (docs/planner.md):
  *  - unit:   one core (its allowed PUs together) or a lone PU.
@@ -135,18 +139,18 @@ typedef struct ngi_planner {
     hwloc_bitmap_t used;  /* units owned by some task */
 } ngi_planner;
 
-/* plan.c */
+/* common.c */
 void ngi_plan_warn(ng_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n);
 
-/* plan_domains.c: units in domain-major order, domains, distances. */
+/* domains.c: units in domain-major order, domains, distances. */
 int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_free_domains(ngi_planner *p);
 /** Distance between two NUMA nodes (topology indices) with a fallback when
  *  the topology has none: 10 same, 20 same package, 30 otherwise. */
 unsigned ngi_plan_node_dist(const ngi_planner *p, int a, int b, int same_pkg);
 
-/* plan_seat.c: GPU tasks' homes and slices; sharing when cores are scarce. */
+/* seat.c: GPU tasks' homes and slices; sharing when cores are scarce. */
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_share_cores(ngi_planner *p);
@@ -158,7 +162,7 @@ void ngi_plan_share_cores(ngi_planner *p);
 int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                       const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);
 
-/* plan_cut.c: the cutting objective over a line of units. */
+/* cut.c: the cutting objective over a line of units. */
 typedef struct ngi_cut_line {
     unsigned n;            /* units on the line */
     const unsigned *dom;   /* per unit: domain id, in runs (non-decreasing ids not required) */
@@ -203,7 +207,7 @@ double ngi_cut_eff(const ngi_cut_line *line, unsigned a, unsigned len);
 int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s,
                   unsigned e, unsigned lo, unsigned hi, unsigned *start, unsigned *len);
 
-/* plan_mem.c */
+/* mem.c */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);
 
 #endif

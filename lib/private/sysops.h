@@ -5,8 +5,9 @@
  * kernels, containers and broken discovery; the test build of the SPANK
  * plugin (build/numaguard-faults.so, spank/faults.c, -DNG_FAULT_INJECTION)
  * passes them for the admin's test_fault=POINT. The shipped plugin and the
- * CLI never include this header: they call ng_apply_task and
- * ng_topology_load, which use the real calls.
+ * CLI never call the ngi_*_sys entry points (declared in task.h and
+ * topo.h): they call ng_apply_task and ng_topology_load, which pass no
+ * table and so use the real calls.
  * Not API: not installed, not in numaguard.h. */
 #ifndef NGI_SYSOPS_H
 #define NGI_SYSOPS_H
@@ -31,14 +32,5 @@ typedef struct ngi_sys_ops {
      *  (lib/topology.c). Returning NULL simulates hwloc finding none. */
     hwloc_obj_t (*next_numa)(hwloc_topology_t hw, hwloc_obj_t prev);
 } ngi_sys_ops;
-
-/** ng_apply_task with the syscalls of @p sys. */
-int ngi_apply_task_sys(const ngi_sys_ops *sys, const ng_topology *topo, const ng_plan *plan,
-                      unsigned local_id, const ng_policy *pol, unsigned flags,
-                      const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen);
-
-/** ng_topology_load with the hwloc walk of @p sys. */
-int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
-                         const ng_topology_options *opts, char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #define NGI_TOPO_H
 
 #include "base.h"
+#include "sysops.h"
 
 /** NUMA node OS indices a topology may have (0..NG_MAX_NUMA_OS_INDEX). */
 #define NGI_NODE_SLOTS (NG_MAX_NUMA_OS_INDEX + 1)
@@ -64,7 +65,33 @@ int ngi_hwloc_setup(hwloc_topology_t hw, int include_disallowed);
  *  or talk to X (seconds per node); PCI, sysfs and DRM say all we need. */
 void ngi_hwloc_skip_slow_components(hwloc_topology_t hw);
 
-/* ---- cache.c ---- */
+/* ---- cache.c (the read side, and what cache_write.c shares) ---- */
+
+#define NGI_CACHE_STAMP_MAX 16384   /* stamp file bound */
+#define NGI_CACHE_FIELD_MAX 4096    /* one stamp value (a CPU list) */
+
+/** The machine state a cache is valid for (topology.stamp). */
+typedef struct ngi_cache_stamp {
+    char hwloc[32];
+    char cpus[NGI_CACHE_FIELD_MAX];
+    char nodes[NGI_CACHE_FIELD_MAX];
+    char boot_id[64];
+    unsigned long long xml_bytes;
+    unsigned long long xml_hash;
+} ngi_cache_stamp;
+
+/** The running machine's state (always the real "/"). */
+void ngi_cache_stamp_now(ngi_cache_stamp *s);
+/** The stamp file's text; its length, or -1 when it does not fit. */
+int ngi_cache_stamp_format(const ngi_cache_stamp *s, char *buf, size_t len);
+/** Which machine property differs ("online CPUs"...), or NULL. */
+const char *ngi_cache_stamp_mismatch(const ngi_cache_stamp *cached, const ngi_cache_stamp *now);
+/** FNV-1a 64 of @p buf: detects truncation and damage (not an attacker). */
+unsigned long long ngi_cache_fnv1a64(const char *buf, size_t len);
+/** Open DIR one component at a time from "/" with O_NOFOLLOW, every
+ *  directory root's and writable by nobody else; @p create makes the last
+ *  one (0755). The directory's fd, or -1 with the reason in @p err. */
+int ngi_cache_open_dir(const char *dir, int create, char *err, size_t errlen);
 
 /**
  * Configure @p hw (initialised, flags and filters set, not loaded) to load
@@ -76,6 +103,8 @@ void ngi_hwloc_skip_slow_components(hwloc_topology_t hw);
  * one line for a log); @p hw is then unusable and must be destroyed.
  */
 int ngi_cache_use(hwloc_topology_t hw, const char *dir, char *why, size_t whylen);
+
+/* ---- cache_write.c ---- */
 
 /** Remove from hwloc-written XML (in place) every <info> line whose name
  *  says serial, UUID or asset tag (DMIProductUUID, DMIBoardSerial, disk
@@ -130,6 +159,10 @@ ng_pci_distance ngi_topology_cpus_nic_distance(const ng_topology *topo,
 int ngi_topology_nic_by_name(const ng_topology *topo, const char *name);
 
 /* ---- topology.c ---- */
+
+/** ng_topology_load with the hwloc walk of @p sys. */
+int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
+                         const ng_topology_options *opts, char *err, size_t errlen);
 
 /** The fsroot the topology was loaded with (NULL: "/"). */
 const char *ngi_topology_fsroot(const ng_topology *topo);

@@ -5,7 +5,6 @@
 #include "private/options.h"
 #include "private/plan.h"
 #include "private/task.h"
-#include "private/sysops.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -25,7 +25,10 @@
  * The XML is renamed into place before the stamp; since the stamp carries
  * the XML's size and hash, a reader that sees a new XML with an old stamp
  * (or a damaged XML) rejects the pair and discovers live: never a wrong
- * topology, never a partial file. */
+ * topology, never a partial file.
+ *
+ * This file is the read side (below topology.c, which uses the cache) and
+ * the stamp and trust rules the writer (cache_write.c) shares. */
 #include "private/topo.h"
 
 #include <ctype.h>
@@ -38,24 +41,14 @@
 #include <unistd.h>
 
 #define STAMP_MAGIC "numaguard-topology-cache 1"
-#define STAMP_MAX 16384           /* stamp file bound */
 #define XML_MAX (64u << 20)       /* XML bound: 64 MiB (largest real ones ~1 MiB) */
-#define FIELD_MAX 4096            /* one stamp value (a CPU list) */
 
-/** The machine state a cache is valid for. */
-typedef struct stamp {
-    char hwloc[32];
-    char cpus[FIELD_MAX];
-    char nodes[FIELD_MAX];
-    char boot_id[64];
-    unsigned long long xml_bytes;
-    unsigned long long xml_hash;
-} stamp;
+typedef ngi_cache_stamp stamp;
 
 /* FNV-1a 64-bit: cheap, detects truncation and damage (not an attacker:
  * the ownership and modes of the files and of their path are checked for
  * that). */
-static unsigned long long fnv1a64(const char *buf, size_t len)
+unsigned long long ngi_cache_fnv1a64(const char *buf, size_t len)
 {
     unsigned long long h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < len; i++) {
@@ -79,7 +72,7 @@ static void read_line(const char *path, char *buf, size_t len, const char *dflt)
 
 /* The running machine's state. Always the real "/": hwloc discovers the
  * real machine whatever fsroot the library is given. */
-static void stamp_current(stamp *s)
+void ngi_cache_stamp_now(stamp *s)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->hwloc, sizeof s->hwloc, "0x%08x", hwloc_get_api_version());
@@ -88,7 +81,7 @@ static void stamp_current(stamp *s)
     read_line("/proc/sys/kernel/random/boot_id", s->boot_id, sizeof s->boot_id, "-");
 }
 
-static int stamp_format(const stamp *s, char *buf, size_t len)
+int ngi_cache_stamp_format(const stamp *s, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s\nhwloc %s\ncpus %s\nnodes %s\nboot_id %s\n"
                      "xml_bytes %llu\nxml_fnv1a64 %016llx\n", STAMP_MAGIC, s->hwloc,
@@ -136,7 +129,7 @@ static int stamp_parse(const char *text, stamp *s)
 }
 
 /* Which machine property differs, or NULL when the stamp matches. */
-static const char *stamp_mismatch(const stamp *cached, const stamp *now)
+const char *ngi_cache_stamp_mismatch(const stamp *cached, const stamp *now)
 {
     if (strcmp(cached->hwloc, now->hwloc) != 0)
         return "hwloc version";
@@ -213,7 +206,7 @@ static int dir_fd_trusted(int fd, const char *shown, char *err, size_t errlen)
  * directory on the way to be root's and writable by nobody else. Sticky
  * directories such as /tmp do not count: there a user creates the cache
  * directory before root does. Returns the directory's fd, or -1. */
-static int open_trusted_dir(const char *dir, int create, char *err, size_t errlen)
+int ngi_cache_open_dir(const char *dir, int create, char *err, size_t errlen)
 {
     char shown[1100] = "", name[256];
     size_t slen = 0;
@@ -306,206 +299,13 @@ out:
     return rc;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* DIRFD/NAME := data, atomically: a hidden temporary in the same directory
- * (O_EXCL, never through a symlink), mode 0644, fsync'd, then renamed over
- * the old file. */
-static int write_atomic(int dfd, const char *name, const char *data, size_t len, char *err,
-                        size_t errlen)
-{
-    static unsigned serial;
-    char tmp[300];
-    int fd = -1;
-    for (int tries = 0; fd < 0 && tries < 100; tries++) {
-        snprintf(tmp, sizeof tmp, ".%s.%ld.%u", name, (long)getpid(), serial++);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0)
-        return ngi_fail(err, errlen, "cannot create a file beside %s: %s", name, strerror(errno));
-    int e = 0;
-    if (fchmod(fd, 0644) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0)
-        e = errno ? errno : EIO;
-    if (close(fd) < 0 && !e)
-        e = errno;
-    if (!e && renameat(dfd, tmp, dfd, name) < 0)
-        e = errno;
-    if (e) {
-        unlinkat(dfd, tmp, 0);
-        return ngi_fail(err, errlen, "cannot write %s: %s", name, strerror(e));
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* What the XML may not carry                                           */
 /* ------------------------------------------------------------------ */
 
-/* An info attribute that identifies this very box (DMI serials, the
- * product UUID, asset tags, disk and GPU serials or UUIDs). slurmd reads
- * them as root; the cache is world-readable. Nothing numaguard decides
- * uses them (GPU UUIDs come from the driver, not from hwloc). */
-static int identifying(const char *name, size_t len)
-{
-    static const char *const words[] = {"serial", "uuid", "asset"};
-    char low[128];
-    if (len >= sizeof low)
-        return 1;   /* no hwloc info name is that long: drop it */
-    for (size_t i = 0; i < len; i++)
-        low[i] = (char)tolower((unsigned char)name[i]);
-    low[len] = '\0';
-    for (size_t i = 0; i < NGI_ARRAY_LEN(words); i++)
-        if (strstr(low, words[i]))
-            return 1;
-    return 0;
-}
-
-size_t ngi_cache_strip_identifiers(char *xml, size_t len)
-{
-    static const char tag[] = "<info name=\"";
-    size_t out = 0;
-    for (size_t i = 0; i < len;) {
-        const char *line = xml + i;
-        const char *nl = memchr(line, '\n', len - i);
-        size_t n = nl ? (size_t)(nl - line) + 1 : len - i;
-        size_t ws = 0;
-        while (ws < n && (line[ws] == ' ' || line[ws] == '\t'))
-            ws++;
-        /* hwloc writes one <info name="..." value="..."/> element per line,
-         * the value escaped (no raw quote or newline inside). */
-        int drop = 0;
-        if (n - ws > sizeof tag - 1 && memcmp(line + ws, tag, sizeof tag - 1) == 0) {
-            const char *nm = line + ws + sizeof tag - 1;
-            const char *q = memchr(nm, '"', n - ws - (sizeof tag - 1));
-            drop = q && identifying(nm, (size_t)(q - nm));
-            size_t end = n - (nl != NULL);
-            if (drop && (end < ws + 2 || memcmp(line + end - 2, "/>", 2) != 0))
-                return (size_t)-1;   /* not hwloc's layout: refuse, never leak */
-        }
-        if (!drop) {
-            memmove(xml + out, line, n);
-            out += n;
-        }
-        i += n;
-    }
-    return out;
-}
-
 /* ------------------------------------------------------------------ */
 /* Public API                                                           */
 /* ------------------------------------------------------------------ */
-
-/* Export the live topology as XML (malloc'd, no trailing NUL), without
- * identifying attributes. */
-static int export_live(char **xml, size_t *len, char *err, size_t errlen)
-{
-    /* Complete topology: a reader restricts it to its own cgroup
-     * (THISSYSTEM_ALLOWED_RESOURCES), whatever cgroup the writer ran in. */
-    ng_topology_options o = {.include_disallowed = 1};
-    ng_topology *t = NULL;
-    if (ng_topology_load(&t, &o, err, errlen) < 0)
-        return -1;
-    char *buf = NULL;
-    int blen = 0;
-    hwloc_topology_t hw = ng_topology_hwloc(t);
-    int rc = hwloc_topology_export_xmlbuffer(hw, &buf, &blen, 0);
-    *xml = NULL;
-    if (rc == 0 && blen > 1) {
-        *len = (size_t)blen - 1; /* hwloc counts the ending NUL */
-        if ((*xml = malloc(*len + 1)) != NULL)
-            memcpy(*xml, buf, *len + 1);
-    }
-    /* Freed while the topology lives: hwloc needs its XML callbacks for it. */
-    if (rc == 0)
-        hwloc_free_xmlbuffer(hw, buf);
-    ng_topology_free(t);
-    if (rc < 0 || blen <= 1)
-        return ngi_fail(err, errlen, "hwloc cannot export the topology: %s", strerror(errno));
-    if (!*xml)
-        return ngi_fail(err, errlen, "out of memory");
-    size_t kept = ngi_cache_strip_identifiers(*xml, *len);
-    if (kept == (size_t)-1) {
-        free(*xml);
-        *xml = NULL;
-        return ngi_fail(err, errlen, "unexpected XML layout: cannot strip serial numbers");
-    }
-    *len = kept;
-    (*xml)[kept] = '\0';
-    return 0;
-}
-
-/* These make hwloc describe another machine (test clusters start slurmd
- * with HWLOC_XMLFILE); a cache of that would be taken for this node's. */
-static int describes_other_machine(char *err, size_t errlen)
-{
-    static const char *const other[] = {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC", "HWLOC_FSROOT",
-                                        "HWLOC_COMPONENTS"};
-    for (size_t i = 0; i < NGI_ARRAY_LEN(other); i++)
-        if (getenv(other[i]))
-            return ngi_fail(err, errlen, "topology cache: %s is set, hwloc would not "
-                                        "describe this machine", other[i]);
-    return 0;
-}
-
-/* Discover, stamp and write into the open, trusted directory @p dfd. */
-static int write_into(int dfd, char *err, size_t errlen)
-{
-    stamp before, after;
-    stamp_current(&before);
-    char *xml = NULL;
-    size_t len = 0;
-    if (export_live(&xml, &len, err, errlen) < 0)
-        return -1;
-    stamp_current(&after);
-    /* A CPU going on/offline during discovery would stamp the wrong state. */
-    const char *diff = stamp_mismatch(&before, &after);
-    if (diff) {
-        free(xml);
-        return ngi_fail(err, errlen, "topology cache: %s changed during discovery; not written", diff);
-    }
-    after.xml_bytes = len;
-    after.xml_hash = fnv1a64(xml, len);
-    char text[STAMP_MAX];
-    int rc = stamp_format(&after, text, sizeof text) < 0 ? ngi_fail(err, errlen, "stamp too long")
-           : write_atomic(dfd, NG_TOPOLOGY_CACHE_XML, xml, len, err, errlen) < 0 ? -1
-           : write_atomic(dfd, NG_TOPOLOGY_CACHE_STAMP, text, strlen(text), err, errlen);
-    free(xml);
-    if (rc == 0)
-        fsync(dfd);   /* the renames durable: never a stamp without its XML */
-    return rc;
-}
-
-int ng_topology_cache_write(const char *dir, char *err, size_t errlen)
-{
-    if (!dir || !*dir || strlen(dir) > 1024)
-        return ngi_fail(err, errlen, "topology cache: no or overlong directory");
-    if (describes_other_machine(err, errlen) < 0)
-        return -1;
-    /* Readers trust root's files only: anyone else's cache would be ignored. */
-    if (geteuid() != 0)
-        return ngi_fail(err, errlen, "topology cache: only root writes it (readers trust "
-                                    "root's files only)");
-    int dfd = open_trusted_dir(dir, 1, err, errlen);
-    if (dfd < 0)
-        return -1;
-    int rc = write_into(dfd, err, errlen);
-    close(dfd);
-    return rc;
-}
 
 /* Validate DIR against the running machine; on success *xml holds the XML
  * (NUL-terminated, *len bytes without the NUL). */
@@ -517,11 +317,11 @@ static int cache_read(const char *dir, char **xml, size_t *len, char *why, size_
     *xml = NULL;
     if (!dir || !*dir || strlen(dir) > 1024)
         return ngi_fail(why, whylen, "no cache directory");
-    int dfd = open_trusted_dir(dir, 0, why, whylen);
+    int dfd = ngi_cache_open_dir(dir, 0, why, whylen);
     if (dfd < 0)
         return -1;
     int rc = -1;
-    if (read_trusted(dfd, NG_TOPOLOGY_CACHE_STAMP, STAMP_MAX, &text, &tlen, why, whylen) < 0)
+    if (read_trusted(dfd, NG_TOPOLOGY_CACHE_STAMP, NGI_CACHE_STAMP_MAX, &text, &tlen, why, whylen) < 0)
         goto out;
     int bad = stamp_parse(text, &cached);
     free(text);
@@ -529,15 +329,15 @@ static int cache_read(const char *dir, char **xml, size_t *len, char *why, size_
         ngi_fail(why, whylen, "malformed stamp");
         goto out;
     }
-    stamp_current(&now);
-    const char *diff = stamp_mismatch(&cached, &now);
+    ngi_cache_stamp_now(&now);
+    const char *diff = ngi_cache_stamp_mismatch(&cached, &now);
     if (diff) {
         ngi_fail(why, whylen, "stale: %s changed", diff);
         goto out;
     }
     if (read_trusted(dfd, NG_TOPOLOGY_CACHE_XML, XML_MAX, xml, len, why, whylen) < 0)
         goto out;
-    if (*len != cached.xml_bytes || fnv1a64(*xml, *len) != cached.xml_hash) {
+    if (*len != cached.xml_bytes || ngi_cache_fnv1a64(*xml, *len) != cached.xml_hash) {
         free(*xml);
         *xml = NULL;
         ngi_fail(why, whylen, "XML does not match its stamp (damaged or being rewritten)");

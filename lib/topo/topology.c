@@ -3,7 +3,6 @@
  * orchestrator of lib/topo/: nothing in the module calls back into it.
  * Rules and their reasons are in docs/topology.md. */
 #include "private/topo.h"
-#include "private/sysops.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,6 @@
  * Old-kernel fallbacks and EPERM are simulated through the syscall seam. */
 #include "private/plan.h"
 #include "private/task.h"
-#include "private/sysops.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -5,7 +5,8 @@
  * with one line naming the problem and changes nothing (affinity, memory
  * policy, env); ng_topology_load refuses a topology without NUMA nodes. */
 #include "private/base.h"
-#include "private/sysops.h"
+#include "private/task.h"
+#include "private/topo.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,0 +1,72 @@
+/* A process's environment block (/proc/PID/environ, bounded): the values
+ * `check` reads from it (the Slurm job, the thread caps; the GPUs and the
+ * launcher rank are proc_gpus.c's). Values are raw bytes: escaped when
+ * shown. */
+#include "private/inspect.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *ngi_env_block_get(const char *blk, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        const char *e = blk + i;
+        size_t el = strnlen(e, len - i);
+        if (el > nl && !strncmp(e, name, nl) && e[nl] == '=')
+            return e + nl + 1;
+        i += el + 1;
+    }
+    return NULL;
+}
+
+/* The job id of SLURM_JOB_ID when it is 1-20 digits. */
+int ngi_environ_job(const char *blk, size_t len, char *id, size_t idlen)
+{
+    const char *v = ngi_env_block_get(blk, len, "SLURM_JOB_ID");
+    size_t n = v ? strspn(v, "0123456789") : 0;
+    if (!n || v[n] || n > 20 || n >= idlen)
+        return -1;
+    memcpy(id, v, n + 1);
+    return 0;
+}
+
+/* Read environ into a fresh block (NUL-terminated); NULL when unreadable. */
+char *ngi_environ_read(const char *fsroot, int pid, size_t *len)
+{
+    char *blk = malloc(NGI_ENVIRON_MAX);
+    long n = blk ? ngi_read_pid_file(fsroot, pid, "environ", blk, NGI_ENVIRON_MAX) : -1;
+    if (n < 0) {
+        free(blk);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return blk;
+}
+
+/* The thread-count variables the process started with ("" if none). */
+void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p)
+{
+    char *out = p->v.thread_caps;
+    size_t used = 0, cap = sizeof p->v.thread_caps;
+    out[0] = '\0';
+    for (const char *const *v = ngi_default_thread_vars; *v; v++) {
+        const char *val = ngi_env_block_get(blk, len, *v);
+        if (!val)
+            continue;
+        int w = snprintf(out + used, cap - used, "%s%s=%.16s", used ? " " : "", *v, val);
+        if (w < 0 || (size_t)w >= cap - used) {
+            out[used] = '\0';
+            break;
+        }
+        used += (size_t)w;
+    }
+    p->v.numaguard_started = ngi_env_block_get(blk, len, "NUMAGUARD_POLICY") != NULL;
+}
