@@ -25,15 +25,10 @@ static int parse_kinds(ng_spank_conf *conf, const char *text)
     const char *p = text;
     while (*p) {
         size_t n = strcspn(p, ",");
-        int found = 0;
-        for (int k = NG_POLICY_LOCAL; k <= NG_POLICY_NONE; k++) {
-            const char *name = ng_policy_kind_name((ng_policy_kind)k);
-            if (n == strlen(name) && strncmp(p, name, n) == 0) {
-                bits |= 1u << k;
-                found = 1;
-            }
-        }
-        if (!found)
+        int k = ng_policy_kind_from_name(p, n);
+        if (k >= 0)
+            bits |= 1u << k;
+        else
             return conf_bad(conf, "allowed_policies: unknown policy in '%s'", text);
         p += n;
         if (*p == ',' && *++p == '\0')
@@ -176,7 +171,7 @@ void ng_spank_conf_allowed_text(const ng_spank_conf *conf, char *buf, size_t len
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int k = NG_POLICY_LOCAL; k <= NG_POLICY_NONE; k++) {
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
         if (!ng_spank_conf_allows(conf, (ng_policy_kind)k))
             continue;
         int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "",

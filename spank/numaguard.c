@@ -41,12 +41,10 @@ enum { OPT_POLICY = 1, OPT_OMP = 2, OPT_NET = 3 };
 
 static int cb_option(int val, const char *optarg, int remote);
 
+/* Its usage text is filled in from the library's policy table at init. */
+static char policy_usage[512];
 static struct spank_option opt_policy = {
-    "numa-policy", "POLICY",
-    "Bind each task's CPUs and memory near its GPU(s): local (default), prefer, "
-    "interleave[:NODES], weighted[:NODES], none; modifiers verbose, quiet, strict, "
-    "smt, cpuless. --numa-policy=help shows the grammar.",
-    1, OPT_POLICY, cb_option};
+    "numa-policy", "POLICY", policy_usage, 1, OPT_POLICY, cb_option};
 static struct spank_option opt_omp = {
     "omp-guard", "[auto|N|off][,force][,bind]",
     "Cap OpenMP/BLAS thread pools to the cores each task owns (or N). "
@@ -200,6 +198,11 @@ int slurm_spank_init(spank_t sp, int argc, char **argv)
                    ng_fault_name(g_conf.test_fault));
 #endif
     /* Register even when disabled: users' scripts with the options keep working. */
+    char kinds[384];
+    if (ng_policy_usage(kinds, sizeof kinds) < 0)
+        kinds[0] = '\0';
+    snprintf(policy_usage, sizeof policy_usage, "Bind each task's CPUs and memory near its "
+             "GPU(s): %s. --numa-policy=help shows the grammar.", kinds);
     if (spank_option_register(sp, &opt_policy) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_omp) != ESPANK_SUCCESS ||
         spank_option_register(sp, &opt_net) != ESPANK_SUCCESS)

@@ -54,8 +54,8 @@ char *ngi_environ_read(const char *fsroot, int pid, size_t *len)
 /* The thread-count variables the process started with ("" if none). */
 void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p)
 {
-    char *out = p->v.thread_caps;
-    size_t used = 0, cap = sizeof p->v.thread_caps;
+    char *out = p->caps;
+    size_t used = 0, cap = p->caps_len;
     out[0] = '\0';
     for (const char *const *v = ngi_default_thread_vars; *v; v++) {
         const char *val = ngi_env_block_get(blk, len, *v);

@@ -64,7 +64,12 @@ static int proc_init(ngi_proc *p, int pid)
     p->policy_nodes = hwloc_bitmap_alloc();
     p->gpu_nodes = hwloc_bitmap_alloc();
     p->allowed = hwloc_bitmap_alloc();
-    return p->cpus && p->cpu_nodes && p->policy_nodes && p->gpu_nodes && p->allowed ? 0 : -1;
+    /* Sized from the table of thread variables: every one fits. */
+    p->caps_len = (size_t)ngi_thread_var_count() * NGI_CAP_ENTRY + 1;
+    p->caps = calloc(p->caps_len, 1);
+    p->v.thread_caps = p->caps ? p->caps : "";   /* never moves: the rules read it early */
+    return p->cpus && p->cpu_nodes && p->policy_nodes && p->gpu_nodes && p->allowed && p->caps
+               ? 0 : -1;
 }
 
 /* Point the view at the storage (after every realloc is done). */
@@ -91,6 +96,7 @@ static void proc_free(ngi_proc *p)
         hwloc_bitmap_free((hwloc_bitmap_t)p->threads[i].cpus);
     free(p->threads);
     free(p->memory);
+    free(p->caps);
 }
 
 int ng_inspect(const ng_topology *topo, const char *fsroot, const int *pids, unsigned n,

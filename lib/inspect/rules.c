@@ -66,18 +66,19 @@ static void first_cap(const char *caps, char *out, size_t len)
  * cores as soon as that pool is busy (torchrun/user presets kept as is). */
 static void judge_caps(ng_proc_view *v)
 {
-    char buf[sizeof v->thread_caps], *save = NULL;
-    memcpy(buf, v->thread_caps, sizeof buf);
-    for (char *it = strtok_r(buf, " ", &save); it && v->cores; it = strtok_r(NULL, " ", &save)) {
+    char *buf = strdup(v->thread_caps), *save = NULL;
+    for (char *it = buf ? strtok_r(buf, " ", &save) : NULL; it && v->cores;
+         it = strtok_r(NULL, " ", &save)) {
         const char *eq = strchr(it, '=');
         char *end;
         unsigned long n = eq && eq[1] >= '0' && eq[1] <= '9' ? strtoul(eq + 1, &end, 10) : 0;
         if (n > v->cores && !*end) {
             ngi_note(&v->warnings, "%s asks for more threads than the %u core(s) the process has",
                     it, v->cores);
-            return;
+            break;
         }
     }
+    free(buf);
 }
 
 /* Every pool --omp-guard caps is capped: started under numaguard with
@@ -88,8 +89,7 @@ static int fully_capped(const ng_proc_view *v)
     unsigned set = 0, all = 0;
     for (const char *c = v->thread_caps; *c; c++)
         set += *c == '=';
-    for (const char *const *n = ngi_default_thread_vars; *n; n++)
-        all++;
+    all = ngi_thread_var_count();
     return (v->numaguard_started && set) || set >= all;
 }
 

@@ -1,34 +1,40 @@
-/* Policy grammar: --numa-policy and --omp-guard values (parse, format, help).
- * The grammar is documented in docs/grammar.md; ng_policy_help() prints it. */
+/* --numa-policy: the table of policy kinds and modifiers, and the grammar
+ * over it (parse, format, the nodes a policy names against a machine).
+ * The grammar is documented in docs/grammar.md; help.c prints it. */
 #include "private/options.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define POLICY_OPT "--numa-policy"
-#define POLICY_FORMS "expected local|prefer|interleave[:NODES]|weighted[:NODES]|none" \
-    " with optional modifiers verbose,quiet,strict,help,smt,cpuless" \
-    " (NODES = all or a nodelist like 0-3,8)"
-#define OMP_OPT "--omp-guard"
-#define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force and/or ,bind"
 
+/* ---------------- the table ---------------- */
 
-/* One rejection line: "<opt>: invalid value '<value>': <why>; <forms>".
- * When @p item is not NULL, @p why names it: "unknown item '%s'". */
-static int reject(char *err, size_t errlen, const char *opt, const char *forms,
-                  const char *value, size_t vlen, const char *why,
-                  const char *item, size_t ilen)
-{
-    char v[NGI_SHOW_MAX * 4 + 8], it[NGI_SHOW_MAX * 4 + 8] = "";
-    ngi_show_bytes(value, vlen, v, sizeof v);
-    if (item)
-        ngi_show_bytes(item, ilen, it, sizeof it);
-    char reason[sizeof it + 64];
-    snprintf(reason, sizeof reason, why, it);
-    return ngi_fail(err, errlen, "%s: invalid value '%s': %s; %s", opt, v, reason, forms);
-}
+/* One row per kind, indexed by the kind (designated, so the enum's order
+ * does not matter): everything the library knows about a kind. A new kind
+ * is one row here; a new way of choosing memory nodes is also a case in
+ * lib/plan/mem.c, a new kernel mode a row in lib/task/mempolicy.c. */
+static const ngi_policy_info kinds[NG_POLICY_KIND_COUNT] = {
+    [NG_POLICY_LOCAL] = {"local", 0, NG_MEM_MODE_BIND, NGI_NODES_TASK, 1,
+                         "bind CPUs near the task's GPU(s); memory bound there"},
+    [NG_POLICY_PREFER] = {"prefer", 0, NG_MEM_MODE_PREFERRED_MANY, NGI_NODES_TASK_GPU_FIRST, 1,
+                          "bind CPUs; memory preferred there (spills, no OOM)"},
+    [NG_POLICY_INTERLEAVE] = {"interleave", 1, NG_MEM_MODE_INTERLEAVE, NGI_NODES_NAMED_OR_ALL,
+                              1, "bind CPUs; memory interleaved over NODES"},
+    [NG_POLICY_WEIGHTED] = {"weighted", 1, NG_MEM_MODE_WEIGHTED, NGI_NODES_NAMED_OR_ALL, 1,
+                            "bind CPUs; weighted interleave (Linux >= 6.9)"},
+    [NG_POLICY_NONE] = {"none", 0, NG_MEM_MODE_NONE, NGI_NODES_NONE, 0,
+                        "touch neither CPUs nor memory"},
+};
 
-/* ---------------- --numa-policy ---------------- */
+/* The kernel-facing names of the memory modes (NUMAGUARD_MEM_MODE, JSON). */
+static const char *const mem_mode_names[] = {
+    [NG_MEM_MODE_NONE] = "none",
+    [NG_MEM_MODE_BIND] = "bind",
+    [NG_MEM_MODE_PREFERRED_MANY] = "preferred_many",
+    [NG_MEM_MODE_INTERLEAVE] = "interleave",
+    [NG_MEM_MODE_WEIGHTED] = "weighted_interleave",
+};
 
 static const struct { const char *name; unsigned flag; } mod_names[] = {
     {"verbose", NG_MOD_VERBOSE}, {"quiet", NG_MOD_QUIET}, {"strict", NG_MOD_STRICT},
@@ -36,6 +42,98 @@ static const struct { const char *name; unsigned flag; } mod_names[] = {
 };
 #define ALL_MODS (NG_MOD_VERBOSE | NG_MOD_QUIET | NG_MOD_STRICT | NG_MOD_HELP | \
                   NG_MOD_SMT | NG_MOD_CPULESS)
+
+const ngi_policy_info *ngi_policy_info_of(ng_policy_kind kind)
+{
+    return (unsigned)kind < NG_POLICY_KIND_COUNT ? &kinds[kind] : NULL;
+}
+
+const char *ng_policy_kind_name(ng_policy_kind kind)
+{
+    const ngi_policy_info *pi = ngi_policy_info_of(kind);
+    return pi ? pi->name : "?";
+}
+
+int ng_policy_kind_from_name(const char *name, size_t len)
+{
+    for (int k = 0; name && k < NG_POLICY_KIND_COUNT; k++)
+        if (len == strlen(kinds[k].name) && strncmp(name, kinds[k].name, len) == 0)
+            return k;
+    return -1;
+}
+
+const char *ng_mem_mode_name(ng_mem_mode mode)
+{
+    return (unsigned)mode < NGI_ARRAY_LEN(mem_mode_names) && mem_mode_names[mode]
+               ? mem_mode_names[mode] : "?";
+}
+
+/* Append "a|b" or "a and b" style joins of s to buf at *o (bounded). */
+static void append(char *buf, size_t len, size_t *o, const char *s)
+{
+    int n = snprintf(buf + *o, len - *o, "%s", s);
+    if (n > 0)
+        *o = *o + (size_t)n < len ? *o + (size_t)n : len - 1;
+}
+
+/* The kinds that take :NODES, "interleave and weighted". */
+static void nodes_kinds(char *buf, size_t len)
+{
+    size_t o = 0, n = 0, total = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++)
+        total += kinds[k].takes_nodes;
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
+        if (!kinds[k].takes_nodes)
+            continue;
+        append(buf, len, &o, n == 0 ? "" : n + 1 == total ? " and " : ", ");
+        append(buf, len, &o, kinds[k].name);
+        n++;
+    }
+}
+
+int ngi_policy_forms(char *buf, size_t len)
+{
+    size_t o = 0;
+    append(buf, len, &o, "expected ");
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
+        append(buf, len, &o, k ? "|" : "");
+        append(buf, len, &o, kinds[k].name);
+        append(buf, len, &o, kinds[k].takes_nodes ? "[:NODES]" : "");
+    }
+    append(buf, len, &o, " with optional modifiers ");
+    for (size_t m = 0; m < NGI_ARRAY_LEN(mod_names); m++) {
+        append(buf, len, &o, m ? "," : "");
+        append(buf, len, &o, mod_names[m].name);
+    }
+    append(buf, len, &o, " (NODES = all or a nodelist like 0-3,8)");
+    return (int)o;
+}
+
+int ng_policy_usage(char *buf, size_t len)
+{
+    size_t o = 0;
+    if (!buf || !len)
+        return -1;
+    buf[0] = '\0';
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
+        append(buf, len, &o, k ? ", " : "");
+        append(buf, len, &o, kinds[k].name);
+        append(buf, len, &o, kinds[k].takes_nodes ? "[:NODES]" : "");
+        /* What ng_policy_parse gives for an empty value. */
+        append(buf, len, &o, k == NG_POLICY_LOCAL ? " (default)" : "");
+    }
+    append(buf, len, &o, "; modifiers");
+    for (size_t m = 0, n = 0; m < NGI_ARRAY_LEN(mod_names); m++) {
+        if (mod_names[m].flag == NG_MOD_HELP)
+            continue;
+        append(buf, len, &o, n++ ? ", " : " ");
+        append(buf, len, &o, mod_names[m].name);
+    }
+    return o + 1 < len ? (int)o : -1;
+}
+
+/* ---------------- the grammar ---------------- */
 
 /* Parser state: the whole value and a cursor into it. */
 typedef struct pstate {
@@ -48,8 +146,10 @@ typedef struct pstate {
 
 static int bad(pstate *st, const char *why, const char *item, size_t ilen)
 {
-    return reject(st->err, st->errlen, POLICY_OPT, POLICY_FORMS, st->text, st->len,
-                  why, item, ilen);
+    char forms[256];
+    ngi_policy_forms(forms, sizeof forms);
+    return ngi_option_reject(st->err, st->errlen, POLICY_OPT, forms, st->text, st->len,
+                             why, item, ilen);
 }
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -131,8 +231,12 @@ static int parse_policy_item(pstate *st, ng_policy *out, int *have_policy,
     out->kind = kind;
     if (*st->p != ':')
         return 0;
-    if (kind != NG_POLICY_INTERLEAVE && kind != NG_POLICY_WEIGHTED)
-        return bad(st, "item '%s': only interleave and weighted take a node list", item, ilen);
+    if (!kinds[kind].takes_nodes) {
+        char why[128], which[64];
+        nodes_kinds(which, sizeof which);
+        snprintf(why, sizeof why, "item '%%s': only %s take a node list", which);
+        return bad(st, why, item, ilen);
+    }
     st->p++;
     return parse_nodes(st, out);
 }
@@ -145,12 +249,10 @@ static int parse_item(pstate *st, ng_policy *out, int *have_policy)
     size_t wlen = strcspn(item, ",:");
     if (ilen == 0)
         return bad(st, "empty item%s", NULL, 0);
-    for (int k = NG_POLICY_LOCAL; k <= NG_POLICY_NONE; k++) {
-        const char *name = ng_policy_kind_name((ng_policy_kind)k);
-        if (wlen == strlen(name) && strncmp(item, name, wlen) == 0) {
-            st->p += wlen;
-            return parse_policy_item(st, out, have_policy, (ng_policy_kind)k, item);
-        }
+    int k = ng_policy_kind_from_name(item, wlen);
+    if (k >= 0) {
+        st->p += wlen;
+        return parse_policy_item(st, out, have_policy, (ng_policy_kind)k, item);
     }
     for (size_t m = 0; m < NGI_ARRAY_LEN(mod_names); m++) {
         if (ilen == strlen(mod_names[m].name) && strncmp(item, mod_names[m].name, ilen) == 0) {
@@ -159,9 +261,12 @@ static int parse_item(pstate *st, ng_policy *out, int *have_policy)
             return 0;
         }
     }
-    if (wlen < ilen) /* "verbose:1", "foo:2" */
-        return bad(st, "unknown item '%s' (only interleave and weighted take ':NODES')",
-                   item, ilen);
+    if (wlen < ilen) { /* "verbose:1", "foo:2" */
+        char why[128], which[64];
+        nodes_kinds(which, sizeof which);
+        snprintf(why, sizeof why, "unknown item '%%s' (only %s take ':NODES')", which);
+        return bad(st, why, item, ilen);
+    }
     return bad(st, "unknown item '%s'", item, ilen);
 }
 
@@ -250,11 +355,10 @@ int ngi_policy_format(const ng_policy *pol, char *buf, size_t len)
     if (!buf || !len)
         return -1;
     buf[0] = '\0';
-    if (!pol || (unsigned)pol->kind > NG_POLICY_NONE || (pol->mods & ~(unsigned)ALL_MODS) ||
+    if (!pol || !ngi_policy_info_of(pol->kind) || (pol->mods & ~(unsigned)ALL_MODS) ||
         ((pol->mods & NG_MOD_VERBOSE) && (pol->mods & NG_MOD_QUIET)))
         return -1;
-    int takes_nodes = pol->kind == NG_POLICY_INTERLEAVE || pol->kind == NG_POLICY_WEIGHTED;
-    if (pol->has_nodes && !takes_nodes)
+    if (pol->has_nodes && !kinds[pol->kind].takes_nodes)
         return -1;
     if (put(buf, len, &o, ng_policy_kind_name(pol->kind)) < 0)
         goto trunc;
@@ -270,180 +374,6 @@ trunc:
     return -1;
 }
 
-const char *ng_policy_help(void)
-{
-    return
-"numaguard options (see docs/grammar.md)\n"
-"\n"
-"--numa-policy=ITEM[,ITEM...]   one policy plus any modifiers, in any order\n"
-"  policies (exactly one; default local):\n"
-"    local              bind CPUs near the task's GPU(s); memory bound there\n"
-"    prefer             bind CPUs; memory preferred there (spills, no OOM)\n"
-"    interleave[:NODES] bind CPUs; memory interleaved over NODES\n"
-"    weighted[:NODES]   bind CPUs; weighted interleave (Linux >= 6.9)\n"
-"    none               touch neither CPUs nor memory\n"
-"  NODES: all, or a nodelist such as 0-3,8 (NUMA OS indices 0-4095); the\n"
-"    items after ':' that start with a digit belong to the list:\n"
-"    interleave:0,2-3,verbose = nodes 0,2,3 plus verbose. Without NODES the\n"
-"    nodes near the task's GPU(s) are used; 'all' means every usable node.\n"
-"  modifiers:\n"
-"    verbose  one line per task on stderr      quiet  no warnings\n"
-"    strict   a failure fails the task          help   print this text\n"
-"    smt      one thread per hardware thread instead of per core\n"
-"    cpuless  memory may also use CPU-less nodes (GPU memory, HBM, CXL, PMEM)\n"
-"  verbose and quiet exclude each other; 'help' alone is valid.\n"
-"  Lower case, no spaces. Examples: --numa-policy=prefer,verbose\n"
-"    --numa-policy=interleave:0-3,strict  --numa-policy=weighted:all,cpuless\n"
-"\n"
-"--omp-guard[=auto|N|off][,force][,bind]   cap OpenMP/BLAS thread pools\n"
-"  auto (default)  threads = cores owned (hardware threads with smt),\n"
-"                  lowered to a cgroup cpu.max quota when that is smaller\n"
-"  N               exactly N threads (1-65536)\n"
-"  off             set no thread variables\n"
-"  force           overwrite values already set (else they are kept);\n"
-"                  'force' alone means auto,force\n"
-"  bind            also set OMP_PROC_BIND and OMP_PLACES (the task's own\n"
-"                  CPUs), only when numaguard bound the task; for pure\n"
-"                  OpenMP programs: threads and processes a program starts\n"
-"                  outside OpenMP then share the first place\n"
-"  Sets OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS,\n"
-"  BLIS_NUM_THREADS, VECLIB_MAXIMUM_THREADS, NUMEXPR_NUM_THREADS and\n"
-"  NUMBA_NUM_THREADS; the task stays bound to its whole slice.\n";
-}
-
-/* ---------------- --omp-guard ---------------- */
-
-static int omp_bad(const char *text, size_t len, const char *why, const char *item,
-                   size_t ilen, char *err, size_t errlen)
-{
-    return reject(err, errlen, OMP_OPT, OMP_FORMS, text, len, why, item, ilen);
-}
-
-/* The head item: auto | off | N (no sign, no leading zero, no spaces). */
-static int omp_head(const char *text, size_t len, const char *h, size_t hlen,
-                    ng_omp_guard *g, char *err, size_t errlen)
-{
-    if (hlen == 4 && strncmp(h, "auto", 4) == 0) {
-        g->mode = NG_OMP_AUTO;
-        return 0;
-    }
-    if (hlen == 3 && strncmp(h, "off", 3) == 0) {
-        g->mode = NG_OMP_OFF;
-        return 0;
-    }
-    if (hlen == 0)
-        return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
-    for (size_t i = 0; i < hlen; i++)
-        if (!is_digit(h[i]))
-            return omp_bad(text, len, "unknown item '%s'", h, hlen, err, errlen);
-    if (h[0] == '0' || hlen > 5) /* "0", "08"; 6+ digits exceed 65536 */
-        return omp_bad(text, len, "thread count '%s' out of range", h, hlen, err, errlen);
-    unsigned v = 0;
-    for (size_t i = 0; i < hlen; i++)
-        v = v * 10 + (unsigned)(h[i] - '0');
-    if (v > NG_MAX_THREADS)
-        return omp_bad(text, len, "thread count '%s' out of range", h, hlen, err, errlen);
-    g->mode = NG_OMP_FIXED;
-    g->nthreads = v;
-    return 0;
-}
-
-/* One modifier after the head: force or bind, each at most once. */
-static int omp_modifier(const char *text, size_t len, const char *t, size_t tlen,
-                        ng_omp_guard *g, char *err, size_t errlen)
-{
-    int *flag = NULL;
-    if (tlen == 5 && strncmp(t, "force", 5) == 0)
-        flag = &g->force;
-    else if (tlen == 4 && strncmp(t, "bind", 4) == 0)
-        flag = &g->bind;
-    if (tlen == 0)
-        return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
-    if (!flag)
-        return omp_bad(text, len, "unknown item '%s' (only force and bind may follow)", t,
-                       tlen, err, errlen);
-    if (*flag)
-        return omp_bad(text, len, "'%s' given twice", t, tlen, err, errlen);
-    *flag = 1;
-    return 0;
-}
-
-int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen)
-{
-    ng_omp_guard g = {NG_OMP_AUTO, 0, 0, 0};
-    if (!out)
-        return ngi_fail(err, errlen, OMP_OPT ": no output");
-    if (!text || !*text) {
-        *out = g;
-        return 0;
-    }
-    size_t len = strnlen(text, NG_MAX_ARG + 1);
-    if (len > NG_MAX_ARG) {
-        char why[64];
-        snprintf(why, sizeof why, "longer than %d bytes%%s", NG_MAX_ARG);
-        return omp_bad(text, len, why, NULL, 0, err, errlen);
-    }
-    size_t hlen = strcspn(text, ",");
-    const char *t = text;
-    /* A modifier alone ("force", "bind,force") means auto with it. */
-    if (!((hlen == 5 && strncmp(text, "force", 5) == 0) ||
-          (hlen == 4 && strncmp(text, "bind", 4) == 0))) {
-        if (omp_head(text, len, text, hlen, &g, err, errlen) < 0)
-            return -1;
-        t = text[hlen] == ',' ? text + hlen + 1 : text + hlen;
-        if (text[hlen] == ',' && *t == '\0')
-            return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
-    }
-    while (*t) {
-        size_t tlen = strcspn(t, ",");
-        if (omp_modifier(text, len, t, tlen, &g, err, errlen) < 0)
-            return -1;
-        t += tlen;
-        if (*t == ',' && *++t == '\0')
-            return omp_bad(text, len, "empty item%s", NULL, 0, err, errlen);
-    }
-    if (g.mode == NG_OMP_OFF && (g.force || g.bind))
-        return omp_bad(text, len, "off sets nothing, so a modifier makes no sense%s",
-                       NULL, 0, err, errlen);
-    *out = g;
-    return 0;
-}
-
-int ngi_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len)
-{
-    if (!buf || !len)
-        return -1;
-    buf[0] = '\0';
-    if (!g)
-        return -1;
-    char head[16];
-    switch (g->mode) {
-    case NG_OMP_OFF:
-        if (g->force)
-            return -1; /* "off,force" is not a valid value */
-        snprintf(head, sizeof head, "off");
-        break;
-    case NG_OMP_AUTO:
-        snprintf(head, sizeof head, "auto");
-        break;
-    case NG_OMP_FIXED:
-        if (g->nthreads < 1 || g->nthreads > NG_MAX_THREADS)
-            return -1;
-        snprintf(head, sizeof head, "%u", g->nthreads);
-        break;
-    default:
-        return -1;
-    }
-    if (g->mode == NG_OMP_OFF && g->bind)
-        return -1;
-    int n = snprintf(buf, len, "%s%s%s", head, g->force ? ",force" : "",
-                     g->bind ? ",bind" : "");
-    if (n < 0 || (size_t)n >= len) {
-        buf[0] = '\0';
-        return -1;
-    }
-    return n;
-}
 
 /* ---------------- policy against a machine ---------------- */
 
@@ -478,16 +408,4 @@ out:
     hwloc_bitmap_free(have);
     hwloc_bitmap_free(missing);
     return rc;
-}
-const char *ng_policy_kind_name(ng_policy_kind kind)
-{
-    static const char *const names[] = {"local", "prefer", "interleave", "weighted", "none"};
-    return (unsigned)kind < NGI_ARRAY_LEN(names) ? names[kind] : "?";
-}
-
-const char *ng_mem_mode_name(ng_mem_mode mode)
-{
-    static const char *const names[] = {"none", "bind", "preferred_many", "interleave",
-                                        "weighted_interleave"};
-    return (unsigned)mode < NGI_ARRAY_LEN(names) ? names[mode] : "?";
 }

@@ -1,5 +1,7 @@
-/* Thread environment: the variables --omp-guard sets in a task, and the
- * admin's list of thread-count variables. */
+/* The thread-count variables: the one table of the variables --omp-guard
+ * sets (the help text, the planner's defaults and `check`'s reading of a
+ * process's caps all come from it), and the admin's own list (omp_vars=).
+ * A new variable is one row here. */
 #include "private/options.h"
 
 #include <stdio.h>
@@ -11,10 +13,20 @@
     "([A-Z_][A-Z0-9_]*, at most 63 characters each)"
 
 const char *const ngi_default_thread_vars[] = {
-    "OMP_NUM_THREADS",     "MKL_NUM_THREADS",        "OPENBLAS_NUM_THREADS",
-    "BLIS_NUM_THREADS",    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
-    "NUMBA_NUM_THREADS",   NULL,
+    "OMP_NUM_THREADS",          /* OpenMP (libgomp, libomp, Intel) */
+    "MKL_NUM_THREADS",          /* Intel oneMKL */
+    "OPENBLAS_NUM_THREADS",     /* OpenBLAS */
+    "BLIS_NUM_THREADS",         /* BLIS, AMD AOCL-BLIS */
+    "VECLIB_MAXIMUM_THREADS",   /* Apple Accelerate (and numpy's probes) */
+    "NUMEXPR_NUM_THREADS",      /* numexpr */
+    "NUMBA_NUM_THREADS",        /* Numba */
+    NULL,
 };
+
+unsigned ngi_thread_var_count(void)
+{
+    return (unsigned)(NGI_ARRAY_LEN(ngi_default_thread_vars) - 1);
+}
 
 /* 1 if s[0..n) is a valid variable name [A-Z_][A-Z0-9_]* of 1..63 bytes. */
 int ngi_thread_var_name_ok(const char *s, size_t n)

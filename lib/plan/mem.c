@@ -116,27 +116,28 @@ static void named_nodes(ngi_planner *p, hwloc_bitmap_t out)
     hwloc_bitmap_free(named);
 }
 
+/* The policy kind's row (lib/options/policy.c) says which nodes and which
+ * mode; this file only knows how to find each kind of node set. */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems)
 {
     const ng_policy *pol = &p->req->policy;
+    const ngi_policy_info *pi = ngi_policy_info_of(pol->kind);
     p->plan->tasks[t].mem_first = -1;
-    switch (pol->kind) {
-    case NG_POLICY_LOCAL:
-        task_nodes(p, t, 0, mems);
-        p->plan->tasks[t].mem_first = first_node(p, t, 0);
-        return NG_MEM_MODE_BIND;
-    case NG_POLICY_PREFER:
-        task_nodes(p, t, 1, mems);
-        p->plan->tasks[t].mem_first = first_node(p, t, 1);
-        return NG_MEM_MODE_PREFERRED_MANY;
-    case NG_POLICY_INTERLEAVE:
-    case NG_POLICY_WEIGHTED:
+    switch (pi ? pi->nodes : NGI_NODES_NONE) {
+    case NGI_NODES_TASK:
+    case NGI_NODES_TASK_GPU_FIRST: {
+        int gpu_first = pi->nodes == NGI_NODES_TASK_GPU_FIRST;
+        task_nodes(p, t, gpu_first, mems);
+        p->plan->tasks[t].mem_first = first_node(p, t, gpu_first);
+        return pi->mem_mode;
+    }
+    case NGI_NODES_NAMED_OR_ALL:
         if (pol->has_nodes)
             named_nodes(p, mems);
         else
             all_nodes(p, (pol->mods & NG_MOD_CPULESS) != 0, mems);
-        return pol->kind == NG_POLICY_WEIGHTED ? NG_MEM_MODE_WEIGHTED : NG_MEM_MODE_INTERLEAVE;
-    case NG_POLICY_NONE:
+        return pi->mem_mode;
+    case NGI_NODES_NONE:
     default:
         return NG_MEM_MODE_NONE;
     }

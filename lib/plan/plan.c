@@ -127,7 +127,8 @@ static int finish_task(ngi_planner *p, unsigned t, char *err, size_t errlen)
     tp->mem_mode = ngi_plan_memory(p, t, plan->mems[t]);
     tp->mem_nodes = tp->mem_mode == NG_MEM_MODE_NONE ? NULL : plan->mems[t];
     /* Policy none leaves affinity as Slurm set it; the slice still sizes threads. */
-    tp->cpus = p->req->policy.kind == NG_POLICY_NONE ? NULL : cpus;
+    const ngi_policy_info *pi = ngi_policy_info_of(p->req->policy.kind);
+    tp->cpus = pi && pi->binds_cpus ? cpus : NULL;
     if (tp->mem_mode != NG_MEM_MODE_NONE && hwloc_bitmap_iszero(plan->mems[t]))
         return ngi_fail(err, errlen, "task %u: the policy leaves no NUMA node for memory", t);
     ng_env_var *env = plan->env_store + (size_t)t * NG_MAX_ENV;

@@ -22,7 +22,13 @@ typedef struct ngi_proc {
     ng_node_bytes *memory;         /* v.n_memory used, sorted by node */
     unsigned memory_cap;
     int gpus[NG_MAX_GPUS];
+    char *caps;                    /* v.thread_caps: room for every thread variable */
+    size_t caps_len;
 } ngi_proc;
+
+/** Room one "NAME=value" of v.thread_caps takes: a name (< 64), '=', the
+ *  value cut to 16 bytes, a space. */
+#define NGI_CAP_ENTRY (64 + 1 + 16 + 1)
 
 struct ng_inspection {
     ngi_proc *procs;

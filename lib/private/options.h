@@ -5,6 +5,39 @@
 
 #include "base.h"
 
+/* ---- grammar.c ---- */
+
+/** One rejection line, "<opt>: invalid value '<value>': <why>; <forms>";
+ *  @p why may name @p item with "%s" (escaped). Returns -1. */
+int ngi_option_reject(char *err, size_t errlen, const char *opt, const char *forms,
+                      const char *value, size_t vlen, const char *why,
+                      const char *item, size_t ilen);
+
+/* ---- policy.c: the policy kinds ---- */
+
+/** How a kind chooses its tasks' memory nodes (lib/plan/mem.c acts on it). */
+typedef enum ngi_mem_nodes {
+    NGI_NODES_NONE = 0,         /**< no memory policy */
+    NGI_NODES_TASK,             /**< the nodes of the task's own domains */
+    NGI_NODES_TASK_GPU_FIRST,   /**< the same plus its GPU's node, listed first */
+    NGI_NODES_NAMED_OR_ALL      /**< the nodes named, else every CPU-bearing node */
+} ngi_mem_nodes;
+
+/** Everything the library knows about a policy kind (one table row). */
+typedef struct ngi_policy_info {
+    const char *name;           /**< the option's word */
+    int takes_nodes;            /**< accepts ":NODES" */
+    ng_mem_mode mem_mode;       /**< the memory policy its tasks get */
+    ngi_mem_nodes nodes;        /**< which nodes that policy names */
+    int binds_cpus;             /**< 0: leaves the task's CPUs alone */
+    const char *help;           /**< its line in --numa-policy=help */
+} ngi_policy_info;
+
+/** The row of @p kind, NULL if it is not a kind. */
+const ngi_policy_info *ngi_policy_info_of(ng_policy_kind kind);
+/** "expected local|prefer|interleave[:NODES]|..." for messages; its length. */
+int ngi_policy_forms(char *buf, size_t len);
+
 /** Canonical text of a parsed value (the parser's inverse): the length, or
  *  -1 when it does not fit or is not a value the parser could produce. */
 int ngi_policy_format(const ng_policy *pol, char *buf, size_t len);
@@ -13,6 +46,8 @@ int ngi_net_affinity_format(const ng_net_affinity *a, char *buf, size_t len);
 
 /** Default variables capped by --omp-guard, NULL-terminated. */
 extern const char *const ngi_default_thread_vars[];
+/** Entries of ngi_default_thread_vars (without the NULL). */
+unsigned ngi_thread_var_count(void);
 /** 1 if s[0..n) is a valid variable name [A-Z_][A-Z0-9_]* of 1..63 bytes. */
 int ngi_thread_var_name_ok(const char *s, size_t n);
 

@@ -6,6 +6,40 @@
 #include "base.h"
 #include "sysops.h"
 
+/* ---- result.c ---- */
+
+/** Append "; text" (or text) to res->warning, bounded. */
+void ngi_result_warn(ng_apply_result *res, const char *text);
+
+/* ---- affinity.c ---- */
+
+/** Bind the calling thread to @p set (a dynamic cpu_set_t: more than
+ *  CPU_SETSIZE CPUs work); @p sys NULL = the real sched_setaffinity. */
+int ngi_set_affinity(const ngi_sys_ops *sys, hwloc_const_cpuset_t set, char *err,
+                     size_t errlen);
+
+/* ---- mempolicy.c ---- */
+
+/** Restrict @p nodes to the task's allowed mems; warn if that drops nodes,
+ *  fail if nothing is left. Unknown allowed set: keep @p nodes. */
+int ngi_mem_clip_to_allowed(hwloc_bitmap_t nodes, ng_apply_result *res, char *err,
+                            size_t errlen);
+/** Apply @p mode on @p nodes with the documented fallbacks; sets
+ *  res->mem_mode and res->mem_mode_text to what the kernel accepted.
+ *  @p first is the plan's mem_first (-1: none). */
+int ngi_mem_apply(const ngi_sys_ops *sys, ng_mem_mode mode, hwloc_const_bitmap_t nodes,
+                  int first, int strict, ng_apply_result *res, char *err, size_t errlen);
+/** The one node MPOL_PREFERRED names when PREFERRED_MANY is refused. */
+int ngi_mem_preferred_node(hwloc_const_bitmap_t nodes, int first);
+
+/* ---- task_env.c ---- */
+
+/** Thread variables, then the network variables, then the NUMAGUARD_*
+ *  report (@p cpus / @p mems: what was applied). */
+int ngi_task_export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
+                        hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
+                        ng_apply_result *res, const ng_env_ops *env, char *err, size_t errlen);
+
 /**
  * Export @p env[0..n) (a task plan's net_env) through @p ops: a variable
  * the task already has is kept unless its entry says overwrite; the kept

@@ -78,7 +78,7 @@ typedef struct ng_proc_view {
     hwloc_const_nodeset_t gpu_nodes;  /**< the GPUs' CPU nodes and memory nodes */
     int local_rank, local_size;       /**< from the launcher's variables; -1 unknown */
     char rank_source[40];             /**< the variable the local rank came from, "" none */
-    char thread_caps[256];            /**< thread-count variables set in environ,
+    const char *thread_caps;          /**< thread-count variables set in environ,
                                            "OMP_NUM_THREADS=2 ..." (raw values) */
     int numaguard_started;            /**< NUMAGUARD_POLICY in environ */
     char job_id[24];                  /**< Slurm job (cgroup job_ID, else SLURM_JOB_ID) */

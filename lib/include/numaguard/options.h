@@ -69,6 +69,13 @@ int ng_policy_parse(const char *text, ng_policy *out, char *err, size_t errlen);
 int ng_policy_check_nodes(const ng_policy *pol, const ng_topology *topo, char *err,
                           size_t errlen);
 
+/** The policies and modifiers in one line for an option's short help:
+ *  "local (default), prefer, interleave[:NODES], weighted[:NODES], none;
+ *  modifiers verbose, quiet, strict, smt, cpuless" (help, the modifier that
+ *  prints the grammar, left out). Returns the length, or -1 when it does
+ *  not fit in @p len. */
+int ng_policy_usage(char *buf, size_t len);
+
 /** The grammar of --numa-policy and --omp-guard, for --numa-policy=help
  *  (multi-line text, static storage, built from the option tables). */
 const char *ng_policy_help(void);
