@@ -26,6 +26,7 @@ import fnmatch
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -37,7 +38,8 @@ TOPO_DIR = "tests/topologies"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 TIMEOUT = 60
 DIFF_LINES = 24       # diff lines shown per differing case
-CASES_SHOWN = 4       # differing cases shown per TAP line
+CASES_SHOWN = 4       # differing cases shown with a diff per TAP line
+DIFFS_TOTAL = 12      # ... and in all
 EXPLAINED_SHOWN = 8   # explained cases named per TAP line
 
 # The command of the exec cases that really run: what it was given.
@@ -100,10 +102,12 @@ def topology_cases(stem, xml, info):
     add("topo", "text", ["topo"] + T)
     add("topo", "json", ["topo", "--json"] + T)
 
-    gpus = len(info["gpus"]) if info else 0
-    nics = [n["name"] for n in info["nics"]] if info else []
-    pus = sorted({c for n in (info["numa_nodes"] if info else [])
-                  for c in cpulist_expand(n["cpus"])})
+    # .get: an older reference may lack a field (nics came with
+    # --net-affinity); the shapes then simply use what it has.
+    info = info or {}
+    gpus = len(info.get("gpus", []))
+    nics = [n.get("name", "") for n in info.get("nics", [])]
+    pus = sorted({c for n in info.get("numa_nodes", []) for c in cpulist_expand(n.get("cpus", ""))})
     # The first ~40% of the allowed PUs in OS order: a partial allocation
     # that cuts through NUMA nodes (and often through cores).
     part = cpulist_compress(pus[:max(3, math.ceil(len(pus) * 0.4))]) if pus else ""
@@ -173,7 +177,7 @@ def topology_cases(stem, xml, info):
         ["plan", "--json", "--tasks", "1", "--gpus-per-task", str(gpus + 1)] + T)
 
     # exec reads CUDA_VISIBLE_DEVICES, else ROCR_VISIBLE_DEVICES (AMD).
-    amd = bool(info and info["gpus"] and info["gpus"][0]["vendor"] == "amd")
+    amd = bool(info.get("gpus") and info["gpus"][0].get("vendor") == "amd")
     cases.extend(exec_cases(stem, T, gpus, "ROCR_VISIBLE_DEVICES" if amd else "CUDA_VISIBLE_DEVICES"))
     return cases
 
@@ -244,6 +248,21 @@ def error_cases(xml):
         ("plan/tasks=0", ["plan", "--tasks", "0"] + T),
         ("plan/tasks=missing", ["plan", "--json"] + T),
         ("plan/tasks=abc", ["plan", "--tasks", "abc"] + T),
+        # Number syntax at the edges: signs, spaces, junk, leading zeros, overflow.
+        ("plan/tasks=-1", ["plan", "--tasks", "-1"] + T),
+        ("plan/tasks=+2", ["plan", "--tasks", "+2"] + T),
+        ("plan/tasks= 2", ["plan", "--tasks", " 2"] + T),
+        ("plan/tasks=2x", ["plan", "--tasks", "2x"] + T),
+        ("plan/tasks=0000000002", ["plan", "--json", "--tasks", "0000000002"] + T),
+        ("plan/tasks=00000000002", ["plan", "--json", "--tasks", "00000000002"] + T),
+        ("plan/tasks=4294967298", ["plan", "--tasks", "4294967298"] + T),
+        ("plan/cpus-per-task=99999999999", ["plan", "--tasks", "1", "--cpus-per-task", "99999999999"] + T),
+        ("plan/gpus-per-task=-0", ["plan", "--tasks", "1", "--gpus-per-task", "-0"] + T),
+        ("exec/local-rank=00000000001", ["exec", "--dry-run", "--json", "--local-rank", "00000000001",
+                                         "--local-size", "2"] + T),
+        ("exec/local-size=65537", ["exec", "--dry-run", "--local-rank", "0", "--local-size", "65537"] + T),
+        ("exec/local-size=0", ["exec", "--dry-run", "--local-rank", "0", "--local-size", "0"] + T),
+        ("exec/local-rank=1x", ["exec", "--dry-run", "--local-rank", "1x", "--local-size", "2"] + T),
         ("plan/gpus-per-task=5", ["plan", "--tasks", "1", "--gpus-per-task", "5"] + T),
         ("plan/tasks=3,gpus-per-task=2", ["plan", "--tasks", "3", "--gpus-per-task", "2"] + T),
         ("plan/task-gpus=9", ["plan", "--tasks", "1", "--task-gpus", "9"] + T),
@@ -309,9 +328,9 @@ def pretty(stream):
 
 def transcript(result, as_json):
     rc, out, err = result
-    lines = ["exit %s" % rc, "--- stdout"]
-    lines += pretty(out) if as_json else out.decode("utf-8", "replace").splitlines()
-    lines += ["--- stderr"] + err.decode("utf-8", "replace").splitlines()
+    # The exit status and messages first: they say most in the fewest lines.
+    lines = ["exit %s" % rc, "--- stderr"] + err.decode("utf-8", "replace").splitlines()
+    lines += ["--- stdout"] + (pretty(out) if as_json else out.decode("utf-8", "replace").splitlines())
     return lines
 
 
@@ -411,6 +430,7 @@ def main():
         for line in comments:
             print("# " + line)
 
+    diffs_shown = 0
     groups = []
     for c in cases:
         if c.group not in groups:
@@ -423,17 +443,24 @@ def main():
         if len(expl) > EXPLAINED_SHOWN:
             comments.append("explained: ... and %d more in %s (NG_COMPAT_REPORT=FILE lists them)"
                             % (len(expl) - EXPLAINED_SHOWN, g))
-        for c in bad[:CASES_SHOWN]:
-            comments.append("differs: %s  (numaguard %s)" % (c.id, " ".join(c.args)))
-            if c.env:
-                comments.append("  env -i PATH=... " + " ".join("%s=%s" % kv for kv in sorted(c.env.items())))
+        # Diffs for the first few cases of a group, and for at most
+        # DIFFS_TOTAL cases in all (a change everywhere: ids only after that).
+        shown_here = min(CASES_SHOWN, max(0, DIFFS_TOTAL - diffs_shown))
+        diffs_shown += shown_here
+        for c in bad[:shown_here]:
+            comments.append("differs: %s" % c.id)
+            env = ["PATH=" + PATH] + ["%s=%s" % kv for kv in sorted(c.env.items())]
+            comments.append("  run: env -i %s numaguard %s" % (
+                " ".join(shlex.quote(x) for x in env), " ".join(shlex.quote(x) for x in c.args)))
             shown = c.diff[:DIFF_LINES]
             comments += ["  " + line for line in shown]
             if len(c.diff) > len(shown):
                 comments.append("  ... (%d more diff lines)" % (len(c.diff) - len(shown)))
-        if len(bad) > CASES_SHOWN:
-            comments.append("... and %d more differing cases in %s: %s" % (
-                len(bad) - CASES_SHOWN, g, " ".join(c.id.split("/", 1)[1] for c in bad[CASES_SHOWN:][:12])))
+        if len(bad) > shown_here:
+            rest = bad[shown_here:]
+            comments.append("%s%d differing cases in %s: %s%s" % (
+                "... and " if shown_here else "", len(rest), g,
+                " ".join(c.id.split("/", 1)[1] for c in rest[:12]), " ..." if len(rest) > 12 else ""))
         what = {"live": "the live machine", "errors": "error cases"}.get(g, g)
         desc = "compat %s: %d cases identical to %s" % (what, len(gc) - len(bad) - len(expl), a.base_name)
         if expl:
