@@ -64,8 +64,9 @@ c() {
         echo "exit $rc"
         echo "$label"
         grep -Ev '^srun: (job|Job) [0-9]+ (queued|has been allocated|step creation)' "$f.err" | $order
-        echo "--- tasks (by rank)"
-        LC_ALL=C sort -V "$f.out"
+        echo "--- tasks (by rank; one field a line, so a diff names the variable)"
+        LC_ALL=C sort -V "$f.out" | awk -F '\t' '$1 ~ /^rank=/ {
+            r = substr($1, 6); for (i = 2; i <= NF; i++) print "task " r ": " $i; next } { print }'
     } >"$f"
 }
 
@@ -113,13 +114,14 @@ explained() {
     return 1
 }
 
+DIFFS_SHOWN=0
 compare_phase() {
     local id f g tasks lines rc
     while IFS= read -r id; do
         f=$CMP/ref/$PHASE.$(printf '%s' "$id" | tr -c 'a-zA-Z0-9=,.+-' '_')
         g=$CMP/new/${f#"$CMP/ref/"}
         rc=$(sed -n '1s/^exit //p' "$f")
-        tasks=$(sed '1,/^--- tasks/d' "$f" | grep -c '^rank=')
+        tasks=$(sed '1,/^--- tasks/d' "$f" | sed -n 's/^task \([0-9]*\): local=.*/\1/p' | grep -c .)
         lines=$(sed -n '/^--- stderr/,/^--- tasks/p' "$f" | grep -c 'numaguard')
         if cmp -s "$f" "$g"; then
             ngt_ok 0 "slurm compat $PHASE/$id: identical to $REF_NAME (exit $rc, $tasks tasks, $lines numaguard lines)"
@@ -129,8 +131,10 @@ compare_phase() {
             echo "# explained: slurm/$PHASE/$id: ${ROW_WHY[$EXPLAINED_BY]}"
         else
             ngt_ok 1 "slurm compat $PHASE/$id: differs from $REF_NAME ($(cat "$f.cmd"))"
+            # 40 diff lines for the first 8 differing commands, 10 after that.
+            DIFFS_SHOWN=$((DIFFS_SHOWN + 1))
             diff -u --label "$REF_NAME plugin" --label "this tree's plugin" "$f" "$g" |
-                head -n 40 | sed 's/^/#   /'
+                head -n "$([ $DIFFS_SHOWN -le 8 ] && echo 40 || echo 10)" | sed 's/^/#   /'
         fi
     done <"$CMP/ref/$PHASE.ids"
 }
