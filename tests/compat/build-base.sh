@@ -29,9 +29,16 @@ want=${NG_COMPAT_BASE:-$(sed -n '1{s/[[:space:]]//g;p;}' tests/compat/base 2>/de
 command -v git >/dev/null 2>&1 || skip "git is not installed; the reference $want comes from git"
 # The tree itself must be the checkout: a tarball unpacked inside some other
 # repository must not build that repository's commit.
-gtop=$(git -C "$top" rev-parse --show-toplevel 2>/dev/null) &&
-    [ "$(cd "$gtop" && pwd -P)" = "$top" ] ||
-    skip "not a git checkout (a release tarball?): cannot build the reference $want"
+if ! gtop=$(git -C "$top" rev-parse --show-toplevel 2>&1) ||
+        [ "$(cd "$gtop" 2>/dev/null && pwd -P)" != "$top" ]; then
+    # git's own reason when it has one other than "not a git repository"
+    # (e.g. a checkout owned by another user: "dubious ownership").
+    case $gtop in
+        *"not a git repository"* | /*) why="" ;;
+        *) why=" (git: $(printf '%s' "$gtop" | head -n 1 | cut -c1-120))" ;;
+    esac
+    skip "not a git checkout (a release tarball?): cannot build the reference $want$why"
+fi
 if ! commit=$(git -C "$top" rev-parse --verify -q "$want^{commit}"); then
     if [ "$(git -C "$top" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
         skip "reference commit $want is not in this shallow clone (run: git fetch --unshallow)"
