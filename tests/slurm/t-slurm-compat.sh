@@ -126,7 +126,7 @@ compare_phase() {
         if cmp -s "$f" "$g"; then
             ngt_ok 0 "slurm compat $PHASE/$id: identical to $REF_NAME (exit $rc, $tasks tasks, $lines numaguard lines)"
         elif explained "slurm/$PHASE/$id"; then
-            ROW_USED[$EXPLAINED_BY]=1
+            ROW_USED[EXPLAINED_BY]=1
             ngt_ok 0 "slurm compat $PHASE/$id: differs from $REF_NAME, explained"
             echo "# explained: slurm/$PHASE/$id: ${ROW_WHY[$EXPLAINED_BY]}"
         else
