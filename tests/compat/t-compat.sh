@@ -7,6 +7,7 @@
 #   NG_COMPAT_REPORT=FILE       every case id with identical/explained/different
 #   NG_COMPAT_ONLY=GLOB         only the cases whose id matches
 #   NG_COMPAT_JOBS=N            parallel runs (default 2)
+#   NG_COMPAT_DIFFERENCES=FILE  explanations instead of tests/compat/differences.tsv
 BUILD=${BUILD:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
