@@ -48,8 +48,10 @@ TOOL_OBJS  := $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 SPANK_SRCS := $(sort $(filter-out spank/faults.c,$(wildcard spank/*.c)))
 SPANK_OBJS := $(SPANK_SRCS:%.c=$(BUILD)/%.o)
 FAULT_OBJS := $(SPANK_SRCS:%.c=$(BUILD)/faults/%.o) $(BUILD)/faults/spank/faults.o
-TEST_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
-TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# Unit tests mirror the modules: tests/unit/<module>/test_*.c, one binary
+# each in $(BUILD)/tests/ (test names are unique across modules).
+TEST_SRCS  := $(sort $(wildcard tests/unit/*/test_*.c))
+TEST_BINS  := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(TEST_SRCS))))
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
@@ -60,7 +62,7 @@ ifeq ($(HAVE_SPANK),1)
 TARGETS += $(BUILD)/numaguard.so
 endif
 
-.PHONY: all deps check test tests demo install uninstall clean bench check-vm
+.PHONY: all deps check test tests demo install uninstall clean bench check-vm check-layers
 all: $(TARGETS)
 
 PUBLIC_HEADERS := lib/include/numaguard.h $(sort $(wildcard lib/include/numaguard/*.h))
@@ -101,9 +103,14 @@ $(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(LIB_OBJS) spank/numaguard.map
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
 	    -o $@ $(FAULT_OBJS) $(LIB_OBJS) $(NG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(HEADERS) $(BUILD)/libnumaguard.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) $(NG_PRIVATE) -Itests/unit -o $@ $< $(BUILD)/libnumaguard.a $(NG_TEST_LIBS) $(SANFLAGS)
+# Unit tests see the private headers (they test the internals) and, for
+# the plugin's pure parts (spank/), the Slurm headers.
+define unit_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(1) tests/unit/tap.h $$(HEADERS) $$(BUILD)/libnumaguard.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(SANFLAGS)
+endef
+$(foreach t,$(TEST_SRCS),$(eval $(call unit_test_rule,$(t))))
 
 $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
@@ -130,6 +137,13 @@ test: all tests
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh tests/demo.sh
+
+# The layer check alone (also part of `make check`: tests/layers/t-layers.sh):
+# prints the layer table, then fails on any circle between source files, a
+# call from a lower layer to a higher one, an adapter using an internal
+# function, or a library global that is neither ng_* API nor ngi_*.
+check-layers: all
+	@BUILD=$(BUILD) sh tests/layers/t-layers.sh
 
 # The multi-NUMA VM proof (also part of `make check` via tests/vm/t-vm.sh).
 check-vm: deps

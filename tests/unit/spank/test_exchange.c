@@ -6,7 +6,7 @@
 #include "tap.h"
 
 #if __has_include(<slurm/spank.h>)
-#include "../../spank/exchange.c"
+#include "../../../spank/exchange.c"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
