@@ -47,15 +47,15 @@ done
 secs=$(( $(date +%s) - t0 ))
 fd_e=$(fds "$slurmd_pid")
 rss_e=$(rss "$slurmd_pid")
-ngt_is "$bad" 0 "$N sequential sruns exit 0 (${secs}s)"
-ngt_is "$quiet" 0 "every step printed numaguard's verbose line for both tasks"
-ngt_ok $(( fd_e > fd_w + 2 )) "slurmd open fds steady: $fd_w after $WARM steps, $fd_e after $N"
-ngt_ok $(( rss_e > rss_w + 4096 )) "slurmd RSS steady: ${rss_w} kB after $WARM steps, ${rss_e} kB after $N"
+is "$bad" 0 "$N sequential sruns exit 0 (${secs}s)"
+is "$quiet" 0 "every step printed numaguard's verbose line for both tasks"
+ok $(( fd_e > fd_w + 2 )) "slurmd open fds steady: $fd_w after $WARM steps, $fd_e after $N"
+ok $(( rss_e > rss_w + 4096 )) "slurmd RSS steady: ${rss_w} kB after $WARM steps, ${rss_e} kB after $N"
 set -- $first_stepd
 f_fd=${2:-0} f_rss=${3:-0}
 set -- $last_stepd
 l_fd=${2:-0} l_rss=${3:-0}
-ngt_ok $(( l_fd > f_fd + 2 || l_rss > f_rss + 4096 )) \
+ok $(( l_fd > f_fd + 2 || l_rss > f_rss + 4096 )) \
     "slurmstepd per step steady: first $f_fd fds ${f_rss} kB, last $l_fd fds ${l_rss} kB"
 
 # --- B: concurrent steps on an inflated GPU node ------------------------
@@ -76,21 +76,21 @@ done
 cbad=0
 for p in "${pids[@]}"; do wait "$p" || cbad=$((cbad + 1)); done
 csecs=$(( $(date +%s) - t0 ))
-ngt_is "$cbad" 0 "$C concurrent steps (CPU-only and 1-GPU) exit 0 (${csecs}s)"
+is "$cbad" 0 "$C concurrent steps (CPU-only and 1-GPU) exit 0 (${csecs}s)"
 cquiet=0
 for i in $(seq 1 "$C"); do
     grep -q '^numaguard: ' "$NGT_OUT/c$i.err" || cquiet=$((cquiet + 1))
 done
-ngt_is "$cquiet" 0 "every concurrent step printed numaguard's verbose line"
+is "$cquiet" 0 "every concurrent step printed numaguard's verbose line"
 
 # --- C: nothing left behind ---------------------------------------------
 sleep 2
-ngt_is "$(squeue -h | wc -l)" 0 "no job left in the queue"
-ngt_is "$(ngc_node_states)" idle "node idle, not drained"
+is "$(squeue -h | wc -l)" 0 "no job left in the queue"
+is "$(ngc_node_states)" idle "node idle, not drained"
 left=$(pgrep -f "slurmstepd: \[" | while read -r p; do
     grep -qs "$NGC_DIR" "/proc/$p/environ" && echo "$p"; done | wc -l)
-ngt_is "$left" 0 "no slurmstepd of this cluster left"
-ngt_is "$(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort) | tr '\n' ' ')" "" \
+is "$left" 0 "no slurmstepd of this cluster left"
+is "$(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort) | tr '\n' ' ')" "" \
     "no new file in /dev/shm"
 
 echo "# soak: $N sequential 2-task sruns in ${secs}s, $bad failed; slurmd fds $fd_w -> $fd_e," \

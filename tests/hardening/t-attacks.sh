@@ -19,7 +19,7 @@
 # through srun in t-faults.sh (test_fault=exchange_absent).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/../slurm/testlib.sh"
-command -v setpriv >/dev/null 2>&1 || ngt_skip_all "needs setpriv (util-linux)"
+command -v setpriv >/dev/null 2>&1 || skip_all "needs setpriv (util-linux)"
 ngt_start_suite attacks plugin
 
 U=65534
@@ -51,22 +51,22 @@ urun() {
         >"$F" 2>"$F.err"
     rc=$?
     secs=$(( $(date +%s) - t0 ))
-    ngt_is "$rc" 0 "$desc: srun exit status (as uid $U)"
-    ngt_ok $(( secs >= 30 )) "$desc: step done in ${secs}s (bounded)"
-    ngt_like "$(cat "$F.err")" "topology $want" "$desc: topology $want"
+    is "$rc" 0 "$desc: srun exit status (as uid $U)"
+    ok $(( secs >= 30 )) "$desc: step done in ${secs}s (bounded)"
+    like "$(cat "$F.err")" "topology $want" "$desc: topology $want"
     ngt_check expect "$F" "$desc: real placement" all:mempolicy=bind all:memnodes=0
     # slurmd's log gives the reason a configured cache was not used, once
     # for the step (one node); nothing when it was used.
     notes=$(slurmd_log | grep "$CACHE_NOTE" | tail -n +$((n0 + 1)))
     [ -n "$notes" ] && printf '%s\n' "$notes" | sed 's/^/#   slurmd: /'
     if [ "$want" = "from cache" ]; then
-        ngt_is "$(printf '%s' "$notes" | grep -c .)" 0 "$desc: no cache note in slurmd's log"
+        is "$(printf '%s' "$notes" | grep -c .)" 0 "$desc: no cache note in slurmd's log"
     else
-        ngt_is "$(printf '%s\n' "$notes" | grep -Ec "not used \(.+\); topology discovered live")" 1 \
+        is "$(printf '%s\n' "$notes" | grep -Ec "not used \(.+\); topology discovered live")" 1 \
             "$desc: slurmd's log says once why the cache was not used"
     fi
     ngc_wait_idle 20
-    ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards"
+    is "$(ngc_node_states)" idle "$desc: node idle afterwards"
 }
 
 slurmd_log() { cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null; }
@@ -101,14 +101,14 @@ NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
 NGC_PLUGSTACK="$(ngt_plugstack "topology_cache=$RUNC/cache")"
 ngt_cluster
 xml=$RUNC/cache/topology.xml
-ngt_is "$(stat -c '%a %u' "$xml" "$RUNC/cache/topology.stamp" 2>&1 | sort -u)" "644 0" \
+is "$(stat -c '%a %u' "$xml" "$RUNC/cache/topology.stamp" 2>&1 | sort -u)" "644 0" \
     "slurmd wrote the cache: root's, mode 0644 (world-readable)"
-ngt_unlike "$(grep -Eio '<info name="[^"]*(serial|uuid|asset)[^"]*"' "$xml")" . \
+unlike "$(grep -Eio '<info name="[^"]*(serial|uuid|asset)[^"]*"' "$xml")" . \
     "the written cache has no serial, UUID or asset-tag info"
 for f in product_uuid product_serial board_serial chassis_serial board_asset_tag; do
     v=$(cat "/sys/class/dmi/id/$f" 2>/dev/null | tr -d '[:space:]')
     [ -n "$v" ] && [ "$v" != "None" ] &&
-        ngt_unlike "$(cat "$xml")" "$v" "DMI $f ($v) not in the written cache"
+        unlike "$(cat "$xml")" "$v" "DMI $f ($v) not in the written cache"
 done
 [ -r /sys/class/dmi/id/product_uuid ] ||
     echo "# no DMI on this host: stripping itself is tested on real XML in test_topocache"
@@ -131,19 +131,19 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
     [ -n "$stepd_env" ] && break
 done
 wait "$job"
-ngt_like "$stepd_env" "^HWLOC_PLUGINS_BLACKLIST=hwloc_gl," \
+like "$stepd_env" "^HWLOC_PLUGINS_BLACKLIST=hwloc_gl," \
     "slurmstepd inherits the lean hwloc plugin set from slurmd"
 ngc_wait_idle 10
-ngt_is "$(as_user srun -D "$UDIR" -n 1 --numa-policy=local sh -c 'echo "${HWLOC_PLUGINS_BLACKLIST:-unset}"' 2>&1)" \
+is "$(as_user srun -D "$UDIR" -n 1 --numa-policy=local sh -c 'echo "${HWLOC_PLUGINS_BLACKLIST:-unset}"' 2>&1)" \
     unset "the job's tasks do not inherit it"
 REAL_STAMP=$(as_user cat "$RUNC/cache/topology.stamp")
-ngt_like "$REAL_STAMP" "^numaguard-topology-cache 1" "the user can read the real stamp (world-readable)"
+like "$REAL_STAMP" "^numaguard-topology-cache 1" "the user can read the real stamp (world-readable)"
 # Control: the user's forgery passes every content check (stamp fields, size,
 # hash): only the trust rules below stop it. Root installs it here to show.
 sed 's/name="HostName" value="[^"]*"/name="HostName" value="forged"/' "$xml" >"$NGT_OUT/host.xml"
 chmod 644 "$NGT_OUT/host.xml"
 forge "$UDIR" "$NGT_OUT/host.xml"
-ngt_ok $? "the user forged a stamp for an XML of their choice"
+ok $? "the user forged a stamp for an XML of their choice"
 cp "$UDIR/topology.xml" "$UDIR/topology.stamp" "$RUNC/cache/"
 chown root:root "$RUNC"/cache/topology.*
 urun "control: the forged pair in root's directory" "from cache" -n 2
@@ -154,12 +154,12 @@ urun "FIFO stamp in root's cache directory" "discovered live" -n 2
 # --- the admin chose /tmp: the user creates the directory first ----------
 as_user mkdir -m 755 -p "$ATK/cache"
 forge "$ATK/cache" "$NGT_TOPO/laptop-hp-elitebook-i7-1370p.xml"
-ngt_ok $? "the user planted a forged cache in $ATK/cache"
+ok $? "the user planted a forged cache in $ATK/cache"
 NGC_PLUGSTACK="$(ngt_plugstack "topology_cache=$ATK/cache")"
 ngt_cluster
-ngt_like "$(slurmd_log)" "numaguard: topology cache $ATK/cache not written \('/tmp' is writable by others" \
+like "$(slurmd_log)" "numaguard: topology cache $ATK/cache not written \('/tmp' is writable by others" \
     "slurmd's log: cache under /tmp not written (names /tmp)"
-ngt_is "$(stat -c %U "$ATK/cache/topology.xml")" nobody "slurmd did not touch the user's files"
+is "$(stat -c %U "$ATK/cache/topology.xml")" nobody "slurmd did not touch the user's files"
 urun "forged stamp + XML in a user's directory under /tmp" "discovered live" -n 2
 rm -f "$ATK/cache/topology.stamp" && as_user mkfifo -m 644 "$ATK/cache/topology.stamp"
 urun "FIFO stamp in a user's directory under /tmp" "discovered live" -n 2
@@ -176,7 +176,7 @@ urun "a user's symlinked parent under /tmp" "discovered live" -n 2
 ln -s "$RUNC" "$RUNC/link"
 NGC_PLUGSTACK="$(ngt_plugstack "topology_cache=$RUNC/link/cache")"
 ngt_cluster
-ngt_like "$(slurmd_log)" "topology cache $RUNC/link/cache not written \('$RUNC/link' is a symbolic link" \
+like "$(slurmd_log)" "topology cache $RUNC/link/cache not written \('$RUNC/link' is a symbolic link" \
     "slurmd's log: a symlink in the cache path is named"
 urun "root-owned symlinked parent" "discovered live" -n 2
 cleanup_attacks

@@ -31,13 +31,13 @@ fault() {
     srun -D "$NGT_OUT" "$@" >"$NGT_OUT/f.out" 2>"$NGT_OUT/f.err"
     rc=$?
     if [ "$want" = nonzero ]; then
-        ngt_ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"
+        ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"
     else
-        ngt_is "$rc" "$want" "$desc: srun exit status"
+        is "$rc" "$want" "$desc: srun exit status"
     fi
-    [ -n "$re" ] && ngt_like "$(cat "$NGT_OUT/f.err")" "$re" "$desc: message"
+    [ -n "$re" ] && like "$(cat "$NGT_OUT/f.err")" "$re" "$desc: message"
     ngc_wait_idle 20   # "completing" for a moment after a failed task
-    ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
+    is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
 }
 
 VARS=("NUMAGUARD_*" OMP_NUM_THREADS SLURM_STEP_GPUS)
@@ -55,22 +55,22 @@ probe_fault() {
     rc=$?
     lines=$(grep '^numaguard: ' "$F.err")
     if [ "$want" = strict ]; then
-        ngt_ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"
+        ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"
         re="$re.*strict: failing the task"
-        ngt_is "$(grep -c '^rank=' "$F")" 0 "$desc: no task ran"
+        is "$(grep -c '^rank=' "$F")" 0 "$desc: no task ran"
     else
-        ngt_is "$rc" 0 "$desc: srun exit status"
+        is "$rc" 0 "$desc: srun exit status"
         ngt_check count "$F" "$desc: every task ran" "$nt"
     fi
-    ngt_is "$(printf '%s\n' "$lines" | grep -c .)" "$nl" "$desc: $nl numaguard line(s)"
+    is "$(printf '%s\n' "$lines" | grep -c .)" "$nl" "$desc: $nl numaguard line(s)"
     if [ "$nl" -gt 0 ]; then
         local odd
         odd=$(printf '%s\n' "$lines" | grep -Ev -- "$re")
-        ngt_is "$odd" "" "$desc: the line names the problem"
+        is "$odd" "" "$desc: the line names the problem"
         [ -z "$odd" ] || printf '#   want match: %s\n' "$re"
     fi
     ngc_wait_idle 20
-    ngt_is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
+    is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
 }
 
 # inject POINT DESC REGEX NLINES NTASKS SRUN-ARGS...: a cluster whose
@@ -91,7 +91,7 @@ inject() {
     ngt_check expect "$F" "test_fault=$point: nothing applied" \
         "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
     probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${strict[@]}"
-    ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+    like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
         "numaguard: test_fault=$point armed" "test_fault=$point: slurmd's log says it is armed"
 }
 
@@ -108,15 +108,15 @@ admin_fault() {
     shift 3
     n0=$(slurmd_count "$re")
     fault "$desc" "$@"
-    ngt_is "$(( $(slurmd_count "$re") - n0 ))" 1 "$desc: slurmd's log names it once for the step"
+    is "$(( $(slurmd_count "$re") - n0 ))" 1 "$desc: slurmd's log names it once for the step"
     if [ "$user" = silent ]; then
-        ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 "$desc: nothing on the user's stderr"
+        is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 "$desc: nothing on the user's stderr"
     fi
 }
 NGC_PLUGSTACK="$(ngt_plugstack topology=/nonexistent/topo.xml default_policy=local)"
 ngt_cluster
 lre="numaguard: node ng1: error: cannot load the topology: .*/nonexistent/topo\.xml"
-ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "error: numaguard: topology=/nonexistent/topo\.xml: No such file or directory; steps cannot place tasks" \
     "missing topology XML: slurmd's log says so at slurmd's start"
 admin_fault "missing topology XML" "$lre" told 0 \
@@ -140,22 +140,22 @@ fault "unknown plugstack argument (plugin disabled)" 0 \
     -n 1 --numa-policy=local true
 fault "unknown plugstack argument, --numa-policy=none (the user opted out)" 0 "" \
     -n 1 --numa-policy=none true
-ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
+is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
     "unknown plugstack argument, --numa-policy=none: nothing on the user's stderr"
 fault "unknown plugstack argument, no option" 0 "" -n 1 true
-ngt_is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
+is "$(grep -c numaguard "$NGT_OUT/f.err")" 0 \
     "unknown plugstack argument, no option: nothing on the user's stderr"
-ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
     "unknown plugstack argument: logged in slurmd's log"
-ngt_like "$(grep -v '\[[0-9]*\.[0-9a-z]*\]' "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+like "$(grep -v '\[[0-9]*\.[0-9a-z]*\]' "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'no_such_argument=1'; plugin disabled" \
     "unknown plugstack argument: logged at slurmd's start too (not only by steps)"
 
 NGC_PLUGSTACK="$(fault_plugstack test_fault=bogus)"
 ngt_cluster
 fault "unknown test_fault point (plugin disabled)" 0 "" -n 1 --numa-policy=local true
-ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: test_fault=bogus: unknown fault point.*; plugin disabled" \
     "unknown test_fault point: logged in slurmd's log"
 
@@ -167,7 +167,7 @@ probe_fault "shipped numaguard.so given test_fault=mempolicy_eperm" 0 "^$" 0 2 \
     -n 2 --numa-policy=local
 ngt_check expect "$F" "shipped numaguard.so given test_fault=: nothing injected, nothing applied" \
     "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
-ngt_like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
+like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
     "numaguard: plugstack.conf: unknown argument 'test_fault=mempolicy_eperm'; plugin disabled" \
     "shipped numaguard.so given test_fault=: unknown argument in slurmd's log"
 
@@ -208,7 +208,7 @@ probe_fault "$nt tasks on $ncpu CPUs (--overcommit)" 0 \
     -n "$nt" --overcommit --numa-policy=local
 ngt_check applied "$F" "$nt tasks on $ncpu CPUs: each task got what it reports"
 ngt_check expect "$F" "$nt tasks on $ncpu CPUs: memory bound" all:mempolicy=bind all:memnodes=0
-ngt_like "$(sed -n 's/.*NUMAGUARD_CPUS=\([^[:space:]]*\).*/\1/p' "$F" | sort -u | tr '\n' ' ')" '^[0-9]+ $' \
+like "$(sed -n 's/.*NUMAGUARD_CPUS=\([^[:space:]]*\).*/\1/p' "$F" | sort -u | tr '\n' ' ')" '^[0-9]+ $' \
     "$nt tasks on $ncpu CPUs: all tasks share the step's one CPU"
 
 # --- offline CPUs, CPUs without a NUMA node (inflated nodes, plan only) ----
@@ -229,7 +229,7 @@ for p in sys.argv[1].split(","):
     if p:
         a,_,b=p.partition("-"); s|=set(range(int(a),int(b or a)+1))
 print(",".join(str(c) for c in sorted(s-on)) or "none")' "$got")
-ngt_is "$bad" "none" "offline PUs: no task is given an offline PU ($got)"
+is "$bad" "none" "offline PUs: no task is given an offline PU ($got)"
 
 topo=$NGT_TOPO/r630-offline-cpus-offline-node0.xml   # node 0 offline: package 0 has no node
 NGC_TOPOLOGY=$topo NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo verbose")"
@@ -322,11 +322,11 @@ exch() {
     secs=$(( ($(date +%s%N) - t0) / 1000000 ))
     secs=$((secs / 1000)).$(printf '%03d' $((secs % 1000)))
     echo "# $1: srun of 512 tasks took ${secs}s"
-    ngt_is "$rc" 0 "$1: srun exit status"
-    ngt_is "$(awk -v g="$gpus8" '$2 == g' "$NGT_OUT/x.out" | sort -u | wc -l)" 512 \
+    is "$rc" 0 "$1: srun exit status"
+    is "$(awk -v g="$gpus8" '$2 == g' "$NGT_OUT/x.out" | sort -u | wc -l)" 512 \
         "$1: all 512 tasks ran, each placed for the step's 8 GPUs"
     ngc_wait_idle 20
-    ngt_is "$(ngc_node_states)" idle "$1: node idle afterwards"
+    is "$(ngc_node_states)" idle "$1: node idle afterwards"
 }
 NGC_PLUGSTACK="$(ngt_plugstack "topology=$topo")"
 ngt_cluster
@@ -335,8 +335,8 @@ base=$secs
 NGC_PLUGSTACK="$(fault_plugstack "topology=$topo test_fault=exchange_absent")"
 ngt_cluster
 exch "512 tasks, local task 511 never joins the exchange"
-ngt_is "$(grep -c 'numaguard: local task 511: not joining the GPU exchange (injected' "$NGT_OUT/x.err")" 1 \
+is "$(grep -c 'numaguard: local task 511: not joining the GPU exchange (injected' "$NGT_OUT/x.err")" 1 \
     "exchange_absent: only the last task stayed away"
-ngt_ok "$(awk -v s="$secs" 'BEGIN {exit !(s >= 3 && s < 30)}'; echo $?)" \
+ok "$(awk -v s="$secs" 'BEGIN {exit !(s >= 3 && s < 30)}'; echo $?)" \
     "exchange_absent: the others waited the 3 s bound and no longer (${secs}s; ${base}s when all join)"
 ngt_done

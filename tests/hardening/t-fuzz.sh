@@ -10,21 +10,23 @@ BUILD=${BUILD:-build}
 FUZZ_BUILD=${FUZZ_BUILD:-$BUILD-fuzz}
 secs=${FUZZ_CHECK_SECONDS:-60}   # a bound for slow machines; check-runs.tsv sets the work
 cd "$(dirname "$0")/../.." || exit 2
+. tests/lib/tap.sh
 targets=$(ls tests/fuzz/fuzz_*.c | sed 's|.*/||; s|\.c$||')
 count=$(echo "$targets" | wc -w)
 cc=$(command -v clang || command -v clang-14 || command -v clang-15 || command -v clang-16)
 if [ -z "$cc" ] || ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
         "$cc" -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
-    echo "1..1"
-    echo "ok 1 # SKIP clang with the libFuzzer runtime is not installed (Debian: clang libclang-rt-14-dev)"
+    skip 1 "clang with the libFuzzer runtime is not installed (Debian: clang libclang-rt-dev)"
+    done_testing
     exit 0
 fi
+# The plan first: run-fuzzers.sh numbers its lines after ours (FUZZ_TAP_OFFSET).
 echo "1..$((count + 1))"
 log=$(mktemp)
 if make --no-print-directory -s FUZZ_BUILD="$FUZZ_BUILD" FUZZ_CC="$cc" -j2 fuzz-build >"$log" 2>&1; then
-    echo "ok 1 - $count fuzzers built with $("$cc" --version | head -1)"
+    ok 0 "$count fuzzers built with $("$cc" --version | head -1)"
 else
-    echo "not ok 1 - fuzzers do not build"
+    ok 1 "fuzzers do not build"
     tail -20 "$log" | sed 's/^/# /'
     rm -f "$log"
     exit 1
@@ -38,4 +40,4 @@ jobs=$(nproc 2>/dev/null || echo 2)
 rm -rf "$FUZZ_BUILD/corpus"
 # shellcheck disable=SC2086
 FUZZ_RUNS_FILE=${FUZZ_RUNS_FILE-tests/fuzz/check-runs.tsv} \
-FUZZ_SEED=${FUZZ_SEED:-20261121} FUZZ_BUILD=$FUZZ_BUILD FUZZ_TAP_OFFSET=1 sh tests/fuzz/run-fuzzers.sh "$secs" "$jobs" $targets
+FUZZ_SEED=${FUZZ_SEED:-20261121} FUZZ_BUILD=$FUZZ_BUILD FUZZ_TAP_OFFSET=$tap_n sh tests/fuzz/run-fuzzers.sh "$secs" "$jobs" $targets

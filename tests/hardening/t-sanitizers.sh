@@ -9,6 +9,7 @@
 BUILD=${BUILD:-build}
 SAN_BUILD=${SAN_BUILD:-build-san}
 cd "$(dirname "$0")/../.." || exit 2
+. tests/lib/tap.sh
 reports=$(mktemp -d)
 trap 'rm -rf "$reports"' EXIT
 # Leaks count; one report ends the process; the exit status says which.
@@ -16,16 +17,15 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86:log_path=$repor
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87:log_path=$reports/ubsan"
 export LSAN_OPTIONS="exitcode=88"
 
-n=1
 log=$reports/build.log
 # BUILD is passed explicitly: run-all.sh exports BUILD, which would
 # otherwise win over the Makefile's "build-san" default for SAN=1.
 if make --no-print-directory -s SAN=1 BUILD="$SAN_BUILD" -j2 all tests >"$log" 2>&1; then
-    echo "ok $n - make SAN=1 BUILD=$SAN_BUILD (library, CLI, unit tests)"
+    ok 0 "make SAN=1 BUILD=$SAN_BUILD (library, CLI, unit tests)"
 else
-    echo "not ok $n - make SAN=1 BUILD=$SAN_BUILD failed"
+    ok 1 "make SAN=1 BUILD=$SAN_BUILD failed"
     tail -20 "$log" | sed 's/^/# /'
-    echo "1..$n"
+    done_testing
     exit 1
 fi
 
@@ -33,16 +33,15 @@ fi
 # non-zero or left a sanitizer report.
 verdict() {
     name=$1 rc=$2 out=$3
-    n=$((n + 1))
     p=$(grep -c '^ok ' "$out")
     f=$(grep -c '^not ok ' "$out")
     rep=$(ls "$reports" | grep -E '^(asan|ubsan)\.' | head -1)
     grep -qE 'runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer' "$out" &&
         rep="in the output"
     if [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ] && [ -z "$rep" ]; then
-        echo "ok $n - $name: $p passed under ASan+UBSan"
+        ok 0 "$name: $p passed under ASan+UBSan"
     else
-        echo "not ok $n - $name: exit $rc, $p passed, $f failed${rep:+, sanitizer report}"
+        ok 1 "$name: exit $rc, $p passed, $f failed${rep:+, sanitizer report}"
         grep '^not ok ' "$out" | head -10 | sed 's/^/# /'
         for r in "$reports"/asan.* "$reports"/ubsan.*; do
             [ -f "$r" ] && head -30 "$r" | sed 's/^/# /'
@@ -63,4 +62,4 @@ done
 out=$reports/cli.out
 BUILD=$SAN_BUILD python3 tests/cli/cli_cases.py >"$out" 2>&1
 verdict "tests/cli/cli_cases.py (numaguard CLI)" $? "$out"
-echo "1..$n"
+done_testing

@@ -18,18 +18,12 @@
 # Loading the plugin in a real Slurm is covered by every tests/slurm suite.
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 2
-n=0
-failed=0
-ok() { # STATUS DESC
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
+. tests/lib/tap.sh
 
 so=$BUILD/numaguard.so
 cli=$BUILD/numaguard
 if [ ! -f "$so" ] || [ ! -x "$cli" ]; then
-    echo "1..0 # SKIP $so or $cli not built (make all; the plugin needs Slurm headers)"
-    exit 0
+    skip_all "$so or $cli not built (make all; the plugin needs Slurm headers)"
 fi
 
 syms=$(nm -D --defined-only "$so" | awk '{print $3}' | sort)
@@ -88,5 +82,4 @@ if [ -f /usr/include/slurm/slurm_version.h ]; then
     ok $? "numaguard --version names the Slurm the plugin was built for ($want)"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

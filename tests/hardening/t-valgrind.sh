@@ -8,16 +8,17 @@
 # tests/hardening/valgrind.supp is passed when present (see its comments).
 BUILD=${BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 2
+. tests/lib/tap.sh
 if ! command -v valgrind >/dev/null 2>&1; then
-    echo "1..1"
-    echo "ok 1 # SKIP valgrind is not installed (Debian: valgrind)"
+    skip 1 "valgrind is not installed (Debian: valgrind)"
+    done_testing
     exit 0
 fi
 cli=$BUILD/numaguard
 if [ ! -x "$cli" ]; then
     make --no-print-directory -s BUILD="$BUILD" "$cli" >/dev/null 2>&1 || {
-        echo "1..1"
-        echo "not ok 1 - cannot build $cli"
+        ok 1 "cannot build $cli"
+        done_testing
         exit 1
     }
 fi
@@ -30,7 +31,6 @@ H1=$T/lassen-p9-4xv100-gpunuma-hwloc1.xml
 CO=$T/corona-rome-8xmi50-rsmi.xml
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-n=0
 
 # vg WANT_RC DESCRIPTION ARGS...: the CLI under memcheck must exit WANT_RC
 # (memcheck's own verdict is exit 99). Add --track-origins=yes through
@@ -39,16 +39,15 @@ vg() {
     want=$1
     desc=$2
     shift 2
-    n=$((n + 1))
     # shellcheck disable=SC2086
     valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
         --error-exitcode=99 $supp "$cli" "$@" >"$out" 2>&1
     rc=$?
     errs=$(grep -c '^==[0-9]*== ' "$out")
     if [ "$rc" -eq "$want" ] && [ "$errs" -eq 0 ]; then
-        echo "ok $n - valgrind: $desc (0 errors, 0 definite leaks)"
+        ok 0 "valgrind: $desc (0 errors, 0 definite leaks)"
     else
-        echo "not ok $n - valgrind: $desc (exit $rc, want $want)"
+        ok 1 "valgrind: $desc (exit $rc, want $want)"
         grep -E -A14 '^==[0-9]*== [A-Z]|definitely lost' "$out" | head -40 | sed 's/^/# /'
     fi
 }
@@ -71,4 +70,4 @@ vg 0 "plan corona (AMD), weighted" plan --topology "$CO" --tasks 8 --gpus-per-ta
 vg 2 "plan with a bad policy (error path)" plan --topology "$XE" --tasks 1 --numa-policy bogus
 vg 1 "topo with a missing XML (error path)" topo --topology /nonexistent/topology.xml
 vg 1 "topo with a file that is not XML (error path)" topo --topology tests/topologies/README.txt
-echo "1..$n"
+done_testing

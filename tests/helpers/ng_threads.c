@@ -1,4 +1,4 @@
-/* Test helper for `numaguard check` (tests/users/t-check.sh):
+/* Test helper for `numaguard check` (tests/e2e/t-check.sh):
  *   ng_threads BUSY IDLE KIB
  * starts BUSY threads that spin, IDLE threads that block forever, touches
  * KIB KiB of heap memory (first touch decides its NUMA node), prints

@@ -1,4 +1,4 @@
-/* OpenMP probe for the launcher tests (tests/users/t-launchers.sh): one
+/* OpenMP probe for the launcher tests (tests/e2e/t-launchers.sh): one
  * parallel region whose threads spin for SECONDS, then each reports where
  * it was allowed to run and where it ran.
  *

@@ -26,7 +26,7 @@ bind() {
     F=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     ngt_srun "$F" "$@" -- "${VARS[@]}"
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$F.err" | head -5
 }
 
@@ -73,23 +73,23 @@ echo "batch NUMAGUARD_POLICY=\${NUMAGUARD_POLICY:-unset} OMP_NUM_THREADS=\${OMP_
 srun sh -c 'echo "step NUMAGUARD_POLICY=\$NUMAGUARD_POLICY"'
 JOB
 sbatch --wait "$NGT_OUT/batch.sh" >/dev/null 2>&1
-ngt_like "$(cat "$NGT_OUT/batch.out")" "batch NUMAGUARD_POLICY=unset OMP_NUM_THREADS=unset" \
+like "$(cat "$NGT_OUT/batch.out")" "batch NUMAGUARD_POLICY=unset OMP_NUM_THREADS=unset" \
     "the batch step itself is left alone"
-ngt_like "$(cat "$NGT_OUT/batch.out")" "step NUMAGUARD_POLICY=local" "the srun step inside the batch job is placed"
+like "$(cat "$NGT_OUT/batch.out")" "step NUMAGUARD_POLICY=local" "the srun step inside the batch job is placed"
 
 # The topology cache: slurmd wrote it when it started; steps read it. It
 # lives under /run: a cache below /tmp (world-writable) is never trusted.
 cache=$(mktemp -d /run/ng-bind-cache.XXXXXX)
 NGC_PLUGSTACK=$(ngt_plugstack "topology_cache=$cache/topocache verbose")
 ngc_restart
-ngt_ok $(test -s "$cache/topocache/topology.xml" && test -s "$cache/topocache/topology.stamp"; echo $?) \
+ok $(test -s "$cache/topocache/topology.xml" && test -s "$cache/topocache/topology.stamp"; echo $?) \
     "slurmd start wrote the topology cache"
 bind "-n $ncpu local, cache" -n "$ncpu" --numa-policy=local
-ngt_like "$(cat "$F.err")" "topology from cache" "the step loaded the topology from the cache"
+like "$(cat "$F.err")" "topology from cache" "the step loaded the topology from the cache"
 ngt_check expect "$F" "-n $ncpu local from the cache" all:mempolicy=bind all:memnodes=0
 echo garbage >"$cache/topocache/topology.xml"
 bind "-n $ncpu local, damaged cache" -n "$ncpu" --numa-policy=local
-ngt_like "$(cat "$F.err")" "topology discovered live" "a damaged cache means live discovery"
+like "$(cat "$F.err")" "topology discovered live" "a damaged cache means live discovery"
 ngt_check expect "$F" "-n $ncpu local after a damaged cache" all:mempolicy=bind all:memnodes=0
 NGC_PLUGSTACK=$(ngt_plugstack)
 ngc_restart
@@ -112,15 +112,15 @@ fails() {
     ngt_cluster
     f=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     ngt_srun "$f" -n "$ncpu" "$@" --numa-policy=local -- "${VARS[@]}"
-    ngt_ok $? "$label: non-strict srun exits 0"
+    ok $? "$label: non-strict srun exits 0"
     ngt_check count "$f" "$label: tasks still ran" "$ncpu"
-    ngt_like "$(cat "$f.err")" "numaguard" "$label: a warning on stderr"
+    like "$(cat "$f.err")" "numaguard" "$label: a warning on stderr"
     ngt_srun "$f.strict" -n "$ncpu" "$@" --numa-policy=local,strict -- "${VARS[@]}"
     local rc=$?
-    ngt_ok $((rc == 0)) "$label: with strict srun fails (status $rc)"
-    ngt_like "$(cat "$f.strict.err")" "numaguard" "$label, strict: the reason on stderr"
+    ok $((rc == 0)) "$label: with strict srun fails (status $rc)"
+    like "$(cat "$f.strict.err")" "numaguard" "$label, strict: the reason on stderr"
     ngc_wait_for 10 ngc_no_comp
-    ngt_is "$(ngc_node_states)" idle "$label: node idle, not drained"
+    is "$(ngc_node_states)" idle "$label: node idle, not drained"
 }
 
 # Broken topology: a truncated XML.
@@ -149,14 +149,14 @@ if [ "$ncpu" -ge 2 ] && [ "$(cat /sys/devices/system/node/online 2>/dev/null)" =
     ngt_cluster
     f=$NGT_OUT/refused
     ngt_srun "$f" -n 2 --numa-policy=local -- "${VARS[@]}"
-    ngt_ok $? "refused set_mempolicy: srun exits 0"
+    ok $? "refused set_mempolicy: srun exits 0"
     ngt_check count "$f" "refused set_mempolicy: tasks ran" 2
-    ngt_like "$(cat "$f.err")" "numaguard.*(mempolicy|memory)" "refused set_mempolicy: warning names it"
+    like "$(cat "$f.err")" "numaguard.*(mempolicy|memory)" "refused set_mempolicy: warning names it"
     ngt_srun "$f.strict" -n 2 --numa-policy=local,strict -- "${VARS[@]}"
     rc=$?
-    ngt_ok $((rc == 0)) "refused set_mempolicy, strict: srun fails (status $rc)"
+    ok $((rc == 0)) "refused set_mempolicy, strict: srun fails (status $rc)"
     ngc_wait_for 10 ngc_no_comp
-    ngt_is "$(ngc_node_states)" idle "refused set_mempolicy: node idle, not drained"
+    is "$(ngc_node_states)" idle "refused set_mempolicy: node idle, not drained"
 else
     echo "# skipped the refused-syscall case: needs 2 CPUs and 1 NUMA node"
 fi
@@ -173,8 +173,8 @@ srun $NGT_PROBE NUMAGUARD_CPUS
 echo "batch script ran"
 EOF
 sbatch --wait "$NGT_OUT/job.sh" >/dev/null 2>&1
-ngt_like "$(cat "$NGT_OUT/job.out")" "batch script ran" "plugstack strict + broken topology: batch script still runs"
-ngt_unlike "$(cat "$NGT_OUT/job.out")" "^rank=" "plugstack strict + broken topology: its srun step fails"
+like "$(cat "$NGT_OUT/job.out")" "batch script ran" "plugstack strict + broken topology: batch script still runs"
+unlike "$(cat "$NGT_OUT/job.out")" "^rank=" "plugstack strict + broken topology: its srun step fails"
 ngc_wait_for 10 ngc_no_comp
-ngt_is "$(ngc_node_states)" idle "batch job: node idle, not drained"
+is "$(ngc_node_states)" idle "batch job: node idle, not drained"
 ngt_done

@@ -17,9 +17,9 @@
 ngt_start_suite plugin-cgroup plugin
 
 cgv=$(ngc_cgroup_version)
-[ -n "$cgv" ] || ngt_skip_all "no cpuset and devices cgroup on this host"
+[ -n "$cgv" ] || skip_all "no cpuset and devices cgroup on this host"
 ncpu=$(slurmd -C | sed -n 's/.*CPUs=\([0-9]*\).*/\1/p')
-[ "${ncpu:-0}" -ge 2 ] || ngt_skip_all "needs 2 CPUs"
+[ "${ncpu:-0}" -ge 2 ] || skip_all "needs 2 CPUs"
 
 BUS=(0000:18:00.0 0000:3b:00.0 0000:86:00.0 0000:af:00.0)
 ORDER="2 0 3 1"   # ng1's File= order: gres index i is /dev/nvidia${ORDER[i]}
@@ -75,7 +75,7 @@ exec '"$NGT_PROBE"' NUMAGUARD_GPUS NUMAGUARD_CPUS OMP_NUM_THREADS CUDA_VISIBLE_D
 # check FILE LABEL NTASKS MODE: MODE own (NUMAGUARD_GPUS = accessible
 # devices) or shared (a non-empty subset of them).
 check() {
-    ngt_emit < <(python3 - "$@" "${BUS[@]}" <<'EOF'
+    emit < <(python3 - "$@" "${BUS[@]}" <<'EOF'
 import sys
 path, label, n, mode, *bus = sys.argv[1:]
 def cpus(t):
@@ -126,10 +126,10 @@ run() {
     ngc_wait_idle 10
     srun -D "$NGT_OUT" -n "$n" "$@" --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$f.err" | head -5
     check "$f" "$label" "$n" "$mode"
-    ngt_unlike "$(cat "$f.err")" "numaguard: .*(cannot identify|gres.conf)" \
+    unlike "$(cat "$f.err")" "numaguard: .*(cannot identify|gres.conf)" \
         "$label: no GPU identity warning"
 }
 
@@ -147,10 +147,10 @@ holder=$!
 ngc_wait_for 10 sh -c '[ -n "$(squeue -h -t R 2>/dev/null)" ]'
 f=$NGT_OUT/beside
 srun -D "$NGT_OUT" -n 1 -c 1 --gres=gpu:2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
-ngt_ok $? "beside another job: srun exits 0"
+ok $? "beside another job: srun exits 0"
 check "$f" "beside another job, gres=gpu:2" 1 own
 srun -D "$NGT_OUT" -n 1 -c 1 --gpus-per-task=2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f.2" 2>"$f.2.err"
-ngt_ok $? "beside another job, gpus-per-task=2: srun exits 0"
+ok $? "beside another job, gpus-per-task=2: srun exits 0"
 check "$f.2" "beside another job, gpus-per-task=2" 1 own
 wait "$holder"
 ngt_done

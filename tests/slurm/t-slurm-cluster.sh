@@ -9,13 +9,13 @@ ngt_start_suite cluster
 # --- a real node: this machine, task/affinity --------------------------
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0 NGC_PLUGSTACK=
 ngt_cluster
-ngt_is "$(ngc_node_states)" idle "real node ng1 is idle after start"
+is "$(ngc_node_states)" idle "real node ng1 is idle after start"
 real_cpus=$(slurmd -C | sed -n 's/.*CPUs=\([0-9]*\).*/\1/p')
-ngt_is "$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')" "$real_cpus" \
+is "$(scontrol show node ng1 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')" "$real_cpus" \
     "real node has this machine's $real_cpus CPUs"
 f=$NGT_OUT/real
 ngt_srun "$f" -n 2 --
-ngt_ok $? "srun -n 2 exits 0"
+ok $? "srun -n 2 exits 0"
 ngt_check count "$f" "real node" 2
 # task/affinity binds each task to its own CPU (2 CPUs, 2 tasks).
 if [ "$real_cpus" -ge 2 ]; then
@@ -26,16 +26,16 @@ fi
 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$NGT_TOPO/g4dn-metal-8xt4.xml NGC_GPUS=auto
 ngt_cluster
 node=$(scontrol show node ng1 | tr -s '\n ' '  ')
-ngt_like "$node" "CPUTot=96 " "inflated node has g4dn.metal's 96 CPUs"
-ngt_like "$node" "Gres=gpu:8" "inflated node has 8 GPUs"
-ngt_like "$node" "CoresPerSocket=24 .*Sockets=2 .*ThreadsPerCore=2" "inflated node shape 2x24x2"
+like "$node" "CPUTot=96 " "inflated node has g4dn.metal's 96 CPUs"
+like "$node" "Gres=gpu:8" "inflated node has 8 GPUs"
+like "$node" "CoresPerSocket=24 .*Sockets=2 .*ThreadsPerCore=2" "inflated node shape 2x24x2"
 
 # Fake device files: char 195:N, the real driver's major/minor scheme.
 devs=""
 for n in 0 1 2 3 4 5 6 7; do
     devs="$devs $(stat -c '%F %t:%T' "$NGC_FSROOT/dev/nvidia$n")"
 done
-ngt_is "$devs" "$(for n in 0 1 2 3 4 5 6 7; do printf ' character special file c3:%x' $n; done)" \
+is "$devs" "$(for n in 0 1 2 3 4 5 6 7; do printf ' character special file c3:%x' $n; done)" \
     "/dev/nvidia0-7 are character devices 195:0-7"
 # Driver information files: minor N is the N-th GPU in PCI bus order.
 map=""
@@ -44,15 +44,15 @@ for d in "$NGC_FSROOT"/proc/driver/nvidia/gpus/*; do
     b=$(sed -n 's/^Bus Location: \t \(.*\)$/\1/p' "$d/information")
     map="$map $m=$b"
 done
-ngt_is "$map" " 0=0000:18:00.0 1=0000:19:00.0 2=0000:35:00.0 3=0000:36:00.0 4=0000:e7:00.0 5=0000:e8:00.0 6=0000:f4:00.0 7=0000:f5:00.0" \
+is "$map" " 0=0000:18:00.0 1=0000:19:00.0 2=0000:35:00.0 3=0000:36:00.0 4=0000:e7:00.0 5=0000:e8:00.0 6=0000:f4:00.0 7=0000:f5:00.0" \
     "driver information: minors in bus order, Bus Location = directory name"
-ngt_is "$(cut -d: -f1 "$NGC_FSROOT/proc/driver/nvidia/gpus/0000:18:00.0/information" | tr '\n' ' ')" \
+is "$(cut -d: -f1 "$NGC_FSROOT/proc/driver/nvidia/gpus/0000:18:00.0/information" | tr '\n' ' ')" \
     "Model IRQ GPU UUID Video BIOS Bus Type DMA Size DMA Mask Bus Location Device Minor GPU Excluded " \
     "information file has the driver's fields in the driver's order"
 
 f=$NGT_OUT/gpt1
 ngt_srun "$f" -n 8 --gpus-per-task=1 -- CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS
-ngt_ok $? "srun -n 8 --gpus-per-task=1 exits 0"
+ok $? "srun -n 8 --gpus-per-task=1 exits 0"
 ngt_check count "$f" "gpus-per-task=1" 8
 ngt_check expect "$f" "gpus-per-task=1" 0:SLURM_STEP_GPUS=0 3:SLURM_STEP_GPUS=3 7:SLURM_STEP_GPUS=7 \
     0:CUDA_VISIBLE_DEVICES=0 7:CUDA_VISIBLE_DEVICES=7
@@ -72,10 +72,10 @@ ngt_check expect "$f" "inflated node runs tasks on this machine" "all:node=ng1"
 # --- two slurmd daemons on one host ------------------------------------
 NGC_NODES=2 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$NGT_TOPO/juwels-booster-4xa100-epyc7402-nps4.xml
 ngt_cluster
-ngt_is "$(sinfo -h -N -o '%N %t' | tr '\n' ' ')" "ng1 idle ng2 idle " "two slurmd: ng1 and ng2 idle"
+is "$(sinfo -h -N -o '%N %t' | tr '\n' ' ')" "ng1 idle ng2 idle " "two slurmd: ng1 and ng2 idle"
 f=$NGT_OUT/two
 ngt_srun "$f" -N 2 -n 4 --gpus-per-task=1 -- SLURM_STEP_GPUS
-ngt_ok $? "srun -N 2 -n 4 exits 0"
+ok $? "srun -N 2 -n 4 exits 0"
 ngt_check expect "$f" "srun -N 2" 0:node=ng1 1:node=ng1 2:node=ng2 3:node=ng2 \
     0:local=0 1:local=1 2:local=0 3:local=1 2:SLURM_STEP_GPUS=0 3:SLURM_STEP_GPUS=1
 
@@ -84,6 +84,6 @@ pids="$NGC_CTLD_PID ${NGC_SLURMD_PIDS[*]}"
 ngc_stop
 alive=""
 for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-ngt_is "$alive" "" "ngc_stop leaves no slurmctld/slurmd running"
-ngt_ok "$(ngc_port_open "$NGC_PORT"; echo $((1 - $?)))" "slurmctld port $NGC_PORT is closed after stop"
+is "$alive" "" "ngc_stop leaves no slurmctld/slurmd running"
+ok "$(ngc_port_open "$NGC_PORT"; echo $((1 - $?)))" "slurmctld port $NGC_PORT is closed after stop"
 ngt_done

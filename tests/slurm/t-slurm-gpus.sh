@@ -27,7 +27,7 @@ run_case() {
     # shellcheck disable=SC2086
     ngt_srun "$f" --exclusive $sargs -- "${VARS[@]}"
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$f.err" | head -5
     # shellcheck disable=SC2086
     ngt_check plan "$f" "$label" "$NGT_CLI" "$topo" -- $cargs
@@ -104,7 +104,7 @@ for xml in g4dn-metal-8xt4.xml xe8640-4xh100-spr8480-snc4.xml \
             "--task-gpus 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15;0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 --numa-policy local"
         ;;
     esac
-    ngt_is "$(ngc_node_states)" idle "$t: node idle after the jobs"
+    is "$(ngc_node_states)" idle "$t: node idle after the jobs"
 done
 
 # --- srun -N 2 across two slurmd: each node plans its own tasks ----------
@@ -115,7 +115,7 @@ ngt_cluster
 f=$NGT_OUT/two-nodes
 # 96 CPUs per node, 4 tasks per node: -c 24 gives each step the whole node.
 ngt_srun "$f" --exclusive -N 2 -n 8 -c 24 --gpus-per-task=1 --numa-policy=local -- "${VARS[@]}"
-ngt_ok $? "-N 2 -n 8: srun exits 0"
+ok $? "-N 2 -n 8: srun exits 0"
 for n in ng1 ng2; do
     ngt_check plan "$f" "-N 2 -n 8" "$NGT_CLI" "$topo" --node $n -- \
         --task-gpus "0;1;2;3" --numa-policy local --cpus-per-task 24

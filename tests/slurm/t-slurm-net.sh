@@ -27,7 +27,7 @@ probe() {
     shift
     ngt_srun "$F" --exclusive -n 4 -c 24 --gpus-per-task=1 "$@" -- "${VARS[@]}"
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$F.err" | head -5
 }
 
@@ -42,7 +42,7 @@ ngt_check plan "$F" "net-affinity=auto" "$NGT_CLI" "$topo" -- \
     --task-gpus "0;1;2;3" --cpus-per-task 24 --numa-policy local --net-affinity=auto
 
 probe "verbose" --numa-policy=local,verbose --net-affinity=auto
-ngt_like "$(cat "$F.err")" "rank 1 \(local 1\): gpus 0000:44:00.0 .* nics mlx5_1( |$)" \
+like "$(cat "$F.err")" "rank 1 \(local 1\): gpus 0000:44:00.0 .* nics mlx5_1( |$)" \
     "the verbose line names the task's NIC"
 
 # --- alone: NICs without binding (policy none) ---------------------------
@@ -66,7 +66,7 @@ probe "user values, auto" --numa-policy=local --net-affinity=auto
 ngt_check expect "$F" "user UCX_NET_DEVICES and NCCL_IB_HCA kept" all:UCX_NET_DEVICES=mlx5_3:1 \
     all:NCCL_IB_HCA=mlx5 1:NVSHMEM_HCA_LIST=mlx5_1:1
 probe "user values, verbose" --numa-policy=local,verbose --net-affinity=auto
-ngt_like "$(cat "$F.err")" "nics mlx5_2 \(kept UCX_NET_DEVICES NCCL_IB_HCA\)" \
+like "$(cat "$F.err")" "nics mlx5_2 \(kept UCX_NET_DEVICES NCCL_IB_HCA\)" \
     "the verbose line names the variables kept"
 probe "user values, force" --numa-policy=local --net-affinity=auto,force
 ngt_check expect "$F" "force overwrites" 1:UCX_NET_DEVICES=mlx5_1:1 "all:NCCL_IB_HCA=$NCCL"
@@ -86,11 +86,11 @@ bad_value() {
     env ${BAD_ENV:-} srun -n 1 "$@" true >"$NGT_OUT/bad.out" 2>"$NGT_OUT/bad.err"
     local rc=$?
     err=$(cat "$NGT_OUT/bad.err")
-    ngt_ok $((rc == 0)) "$label: srun fails (status $rc)"
-    ngt_is "$(grep -c '^srun: error: numaguard:' "$NGT_OUT/bad.err")" 1 "$label: exactly one numaguard line"
-    ngt_like "$err" "$pattern" "$label: the line names option, value and valid forms"
+    ok $((rc == 0)) "$label: srun fails (status $rc)"
+    is "$(grep -c '^srun: error: numaguard:' "$NGT_OUT/bad.err")" 1 "$label: exactly one numaguard line"
+    like "$err" "$pattern" "$label: the line names option, value and valid forms"
     after=$(ngc_next_job_id)
-    ngt_is "$after" $((before + 1)) "$label: no job was created (job ids $before -> $after)"
+    is "$after" $((before + 1)) "$label: no job was created (job ids $before -> $after)"
 }
 bad_value "--net-affinity=0" "net-affinity: invalid value '0'.*expected auto, off, or a NIC count" --net-affinity=0
 bad_value "--net-affinity=nearest" "net-affinity: invalid value 'nearest'.*expected auto" --net-affinity=nearest
@@ -108,5 +108,5 @@ ngt_check plan "$F" "net_deny=mlx5_0" "$NGT_CLI" "$topo" -- --task-gpus "0;1;2;3
 probe "default overridden by --net-affinity=off" --numa-policy=local --net-affinity=off
 ngt_check expect "$F" "--net-affinity=off beats the default" "all:UCX_NET_DEVICES=<unset>"
 ngc_wait_idle 20
-ngt_is "$(ngc_node_states)" idle "node idle at the end"
+is "$(ngc_node_states)" idle "node idle at the end"
 ngt_done

@@ -25,7 +25,7 @@ probe() {
     F=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     ngt_srun "$F" --exclusive -n 2 -c 48 --gpus-per-task=1 "$@" -- "${VARS[@]}"
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$F.err" | head -5
 }
 
@@ -55,13 +55,13 @@ bad_value() {
     err=$(cat "$NGT_OUT/bad.err")
     # What slurmctld logged while the refused srun ran (before the next probe job).
     tail -n +$((lines + 1)) "$NGC_DIR/log/slurmctld.log" >"$NGT_OUT/bad.ctld"
-    ngt_ok $((rc == 0)) "$label: srun fails (status $rc)"
-    ngt_is "$(grep -c '^srun: error: numaguard:' "$NGT_OUT/bad.err")" 1 "$label: exactly one numaguard line"
-    ngt_like "$err" "$pattern" "$label: the line names the problem"
-    ngt_unlike "$(grep -E 'allocate_resources|JobId=' "$NGT_OUT/bad.ctld")" "JobId=" \
+    ok $((rc == 0)) "$label: srun fails (status $rc)"
+    is "$(grep -c '^srun: error: numaguard:' "$NGT_OUT/bad.err")" 1 "$label: exactly one numaguard line"
+    like "$err" "$pattern" "$label: the line names the problem"
+    unlike "$(grep -E 'allocate_resources|JobId=' "$NGT_OUT/bad.ctld")" "JobId=" \
         "$label: slurmctld logged no job while srun ran"
     after=$(ngc_next_job_id)
-    ngt_is "$after" $((before + 1)) "$label: no job was created (job ids $before -> $after)"
+    is "$after" $((before + 1)) "$label: no job was created (job ids $before -> $after)"
 }
 bad_value "--numa-policy=bogus" "numa-policy.*bogus" --numa-policy=bogus
 bad_value "--numa-policy=local,prefer" "numa-policy.*local,prefer" --numa-policy=local,prefer
@@ -77,7 +77,7 @@ ngt_check plan "$F" "omp-guard=auto" "$NGT_CLI" "$topo" -- --task-gpus "0;1" --c
 # The planner's thread count for these tasks (cores each task owns).
 AUTO=$("$NGT_CLI" plan --topology "$topo" --tasks 2 --task-gpus "0;1" --cpus-per-task 48 --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["threads"])')
-ngt_ok $(( AUTO < 1 )) "planner: $AUTO threads per task for 2 tasks x 48 CPUs"
+ok $(( AUTO < 1 )) "planner: $AUTO threads per task for 2 tasks x 48 CPUs"
 ngt_check expect "$F" "omp-guard=auto" all:OMP_NUM_THREADS=$AUTO all:MKL_NUM_THREADS=$AUTO \
     all:OPENBLAS_NUM_THREADS=$AUTO all:NUMEXPR_NUM_THREADS=$AUTO
 probe "omp-guard=6" --numa-policy=local --omp-guard=6
@@ -109,12 +109,12 @@ srun --numa-policy=prefer $NGT_PROBE ${VARS[*]} | sed 's/^rank=/rank=1/'
 EOF
 ngc_wait_idle 10
 sbatch --wait "$NGT_OUT/job.sh" >/dev/null 2>"$NGT_OUT/sbatch.err"
-ngt_ok $? "sbatch --wait with #SBATCH --numa-policy exits 0"
+ok $? "sbatch --wait with #SBATCH --numa-policy exits 0"
 ngt_check expect "$NGT_OUT/job.out" "sbatch step 1 inherits #SBATCH" 0:NUMAGUARD_MEM_MODE=interleave \
     1:NUMAGUARD_MEM_MODE=interleave 0:OMP_NUM_THREADS=4
 ngt_check expect "$NGT_OUT/job.out" "sbatch step 2 --numa-policy=prefer wins" 10:NUMAGUARD_MEM_MODE=preferred_many \
     11:NUMAGUARD_MEM_MODE=preferred_many 11:OMP_NUM_THREADS=4
-ngt_is "$(ngc_node_states)" idle "node idle after the batch job"
+is "$(ngc_node_states)" idle "node idle after the batch job"
 
 # --- plugstack.conf: default_policy, allowed_policies, omp_vars ----------
 NGC_PLUGSTACK=$(ngt_plugstack "topology=$topo default_policy=prefer default_omp_guard=auto allowed_policies=local,prefer omp_vars=OMP_NUM_THREADS,MKL_NUM_THREADS")
@@ -130,5 +130,5 @@ probe "allowed local" --numa-policy=local
 ngt_check expect "$F" "allowed_policies: local runs" all:NUMAGUARD_MEM_MODE=bind
 bad_value "allowed_policies: interleave refused" "interleave.*not allowed.*local,prefer" --numa-policy=interleave
 ngc_wait_idle 20   # a step that just ended may still be completing
-ngt_is "$(ngc_node_states)" idle "node idle at the end"
+is "$(ngc_node_states)" idle "node idle at the end"
 ngt_done

@@ -32,7 +32,7 @@ ngt_cluster
 # bus ids) = the bus ids of SLURM_STEP_GPUS through its node's record.
 check_gpus() {
     local f=$1 label=$2 n=$3
-    ngt_emit < <(python3 - "$f" "$label" "$n" "$ORDER_ng1" "$ORDER_ng2" "${BUS[@]}" <<'EOF'
+    emit < <(python3 - "$f" "$label" "$n" "$ORDER_ng1" "$ORDER_ng2" "${BUS[@]}" <<'EOF'
 import sys
 path, label, n, o1, o2, *bus = sys.argv[1:]
 order = {"ng1": [int(x) for x in o1.split()], "ng2": [int(x) for x in o2.split()]}
@@ -69,10 +69,10 @@ run() {
     f=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     ngt_srun "$f" -N 2 -n "$n" --ntasks-per-node=$((n / 2)) "$@" -- NUMAGUARD_GPUS SLURM_STEP_GPUS
     local rc=$?
-    ngt_ok $rc "$label: srun exits 0"
+    ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$f.err" | head -5
     check_gpus "$f" "$label" "$n"
-    ngt_unlike "$(cat "$f.err")" "numaguard: .*(gres|identify|differ|prediction)" \
+    unlike "$(cat "$f.err")" "numaguard: .*(gres|identify|differ|prediction)" \
         "$label: no numaguard warning about GPU identity"
 }
 
@@ -94,10 +94,10 @@ cp "$NGC_PLUGIN_GRES_CONF" "$NGC_DIR/gres.saved"
 grep -v '^NodeName=ng' "$NGC_DIR/gres.saved" >"$NGC_PLUGIN_GRES_CONF"
 f=$NGT_OUT/nomatch
 ngt_srun "$f" -N 2 -n 2 --gpus-per-task=1 --numa-policy=local -- NUMAGUARD_GPUS SLURM_STEP_GPUS
-ngt_ok $? "no record for this node: srun exits 0"
+ok $? "no record for this node: srun exits 0"
 warn=$(grep -c "numaguard: warning: gres.conf '$NGC_PLUGIN_GRES_CONF': none of its 2 Name=gpu records names node 'ng[12]'" "$f.err")
-ngt_is "$warn" 2 "no record for this node: one warning per node naming the node"
-ngt_like "$(cat "$NGC_DIR"/log/slurmd.ng1.log)" "numaguard: node ng1: gres.conf .*none of its 2 Name=gpu records names node 'ng1'" \
+is "$warn" 2 "no record for this node: one warning per node naming the node"
+like "$(cat "$NGC_DIR"/log/slurmd.ng1.log)" "numaguard: node ng1: gres.conf .*none of its 2 Name=gpu records names node 'ng1'" \
     "no record for this node: the slurmd log names the node and the file"
 cp "$NGC_DIR/gres.saved" "$NGC_PLUGIN_GRES_CONF"
 ngt_done

@@ -19,12 +19,12 @@ else
     want=0
 fi
 got=$(nm -D --defined-only "$NGT_PLUGIN" 2>/dev/null | grep -c ' slurm_spank_init_failure_mode$')
-ngt_is "$got" "$want" "slurm_spank_init_failure_mode exported iff the headers define ESPANK_JOB_FAILURE"
+is "$got" "$want" "slurm_spank_init_failure_mode exported iff the headers define ESPANK_JOB_FAILURE"
 
 # state_after DESC: the node is idle once the job is gone (not drained).
 state_after() {
     ngc_wait_idle 20
-    ngt_is "$(ngc_node_states)" idle "$1: node idle afterwards (not drained)"
+    is "$(ngc_node_states)" idle "$1: node idle afterwards (not drained)"
 }
 
 # srun_case DESC WANT_RC REGEX SRUN-ARGS...
@@ -35,11 +35,11 @@ srun_case() {
     srun -D "$NGT_OUT" "$@" >"$NGT_OUT/o" 2>"$NGT_OUT/e"
     rc=$?
     if [ "$want" = nonzero ]; then
-        ngt_ok $((rc == 0)) "$desc: srun fails (exit $rc)"
+        ok $((rc == 0)) "$desc: srun fails (exit $rc)"
     else
-        ngt_is "$rc" "$want" "$desc: srun exit status"
+        is "$rc" "$want" "$desc: srun exit status"
     fi
-    [ -n "$re" ] && ngt_like "$(cat "$NGT_OUT/e")" "$re" "$desc: message"
+    [ -n "$re" ] && like "$(cat "$NGT_OUT/e")" "$re" "$desc: message"
     state_after "$desc"
 }
 
@@ -52,7 +52,7 @@ NGC_PLUGSTACK="required $NGT_PLUGIN bogus_argument=1"
 ngt_cluster
 echo "# $(srun --version 2>&1), hwloc $(pkg-config --modversion hwloc 2>/dev/null || echo '?')"
 srun_case "init: bad plugstack argument, required" 0 "" -n 2 --numa-policy=local true
-ngt_like "$(cat "$NGC_DIR"/log/slurmd.ng1.log)" "numaguard: plugstack.conf: .*bogus_argument.*plugin disabled" \
+like "$(cat "$NGC_DIR"/log/slurmd.ng1.log)" "numaguard: plugstack.conf: .*bogus_argument.*plugin disabled" \
     "init: bad plugstack argument: slurmd log names it"
 
 # 2. slurm_spank_user_init: the topology cannot be loaded.
@@ -66,7 +66,7 @@ ngc_wait_idle 10
 job=$(sbatch --parsable -D "$NGT_OUT" -o "$NGT_OUT/batch.out" -n 2 \
     --wrap "srun -n 2 --numa-policy=local,strict true; srun -n 1 --numa-policy=local true" 2>&1)
 ngc_wait_for 30 sh -c "[ -z \"\$(squeue -h -j '$job' 2>/dev/null)\" ]"
-ngt_like "$(scontrol show job "$job" 2>&1)" "JobState=(COMPLETED|FAILED)" "user_init: batch job ended"
+like "$(scontrol show job "$job" 2>&1)" "JobState=(COMPLETED|FAILED)" "user_init: batch job ended"
 state_after "user_init: batch job with a strict step"
 
 # 3. slurm_spank_task_init: set_mempolicy refused; strict fails the tasks.

@@ -17,6 +17,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 BUILD=${BUILD:-build}
+. tests/lib/tap.sh
 
 # The guest sees the host's / read-only except /tmp and /run (its own tmpfs).
 # A checkout there (CI may clone under /tmp) is staged under /var/tmp, with
@@ -45,7 +46,6 @@ mkdir -p "$run_dir"
 kernels=${NG_VM_KERNELS:-612 61}
 t_start=$(date +%s)
 
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 [ "${NG_VM_SKIP:-0}" = 1 ] && skip_all "NG_VM_SKIP=1"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (QEMU 9p passthrough of /, apt)"
 [ "$(uname -m)" = x86_64 ] || skip_all "x86_64 host only"
@@ -53,7 +53,7 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 # The probe is built by `make tests`; build it here too when run alone.
 if [ ! -x "$BUILD/tests/probe" ] || [ tests/helpers/probe.c -nt "$BUILD/tests/probe" ]; then
     make --no-print-directory BUILD="$BUILD" "$BUILD/tests/probe" >&2 || {
-        echo "not ok 1 - build $BUILD/tests/probe"; exit 1; }
+        ok 1 "build $BUILD/tests/probe"; done_testing; exit 1; }
 fi
 
 # The guest sees the host's / read-only, except /tmp and /run (its own
@@ -61,7 +61,7 @@ fi
 case $BUILD in /*) build_abs=$BUILD ;; *) build_abs=$top/$BUILD ;; esac
 plugin=${NG_VM_PLUGIN:-$build_abs/numaguard.so}
 for p in "$build_abs" "$plugin"; do
-    case $p in /tmp/*|/run/*) echo "not ok 1 - $p is under /tmp or /run, which the VM does not share"; exit 1 ;; esac
+    case $p in /tmp/*|/run/*) ok 1 "$p is under /tmp or /run, which the VM does not share"; done_testing; exit 1 ;; esac
 done
 
 prep_log=$(mktemp)
@@ -72,23 +72,10 @@ if [ $prc -ne 0 ]; then
     rm -f "$prep_log" "$prep_log.dirs"
     # No skip here: make check must prove placement on a real multi-NUMA
     # kernel, so a machine that cannot fetch the kernels fails loudly.
-    echo "not ok 1 - prepare VM kernels and initramfs"; exit 1
+    ok 1 "prepare VM kernels and initramfs"; done_testing; exit 1
 fi
 rm -f "$prep_log" "$prep_log.dirs"
 echo "# prepared kernels in $(( $(date +%s) - t_start ))s"
-
-n=0
-fails=0
-# Print unnumbered TAP lines numbered; count failures.
-emit() {
-    while IFS= read -r line; do
-        case "$line" in
-            "ok - "*) n=$((n + 1)); echo "ok $n - ${line#ok - }" ;;
-            "not ok - "*) n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - ${line#not ok - }" ;;
-            *) echo "$line" ;;
-        esac
-    done <"$1"
-}
 
 # boot_and_test FLAVOUR PHASES: one VM boot (retried once when the guest
 # died before the test started); writes unnumbered TAP to $out/result.
@@ -150,10 +137,10 @@ for k in $kernels; do
     [ -f "$run_dir/k$k.result" ] && emit "$run_dir/k$k.result"
 done
 echo "# VM test total $(( $(date +%s) - t_start ))s"
-echo "1..$n"
-if [ $fails -eq 0 ] && [ $n -gt 0 ] && [ "${NG_VM_KEEP:-0}" != 1 ]; then
+echo "1..$tap_n"
+if [ $tap_failed -eq 0 ] && [ $tap_n -gt 0 ] && [ "${NG_VM_KEEP:-0}" != 1 ]; then
     rm -rf "$run_dir"
 else
     echo "# logs: $run_dir/k*/{console.log,guest.log,qemu.log}"
 fi
-[ $fails -eq 0 ] && [ $n -gt 0 ]
+[ $tap_failed -eq 0 ] && [ $tap_n -gt 0 ]

@@ -9,7 +9,7 @@
 # --omp-guard (no --omp-guard advice), ranks of a real mpirun (Open MPI)
 # and mpiexec (MPICH), terminal escapes from /proc.
 cd "$(dirname "$0")/../.." || exit 2
-. tests/users/lib.sh
+. tests/e2e/lib.sh
 HELPER=$BUILD/tests/ng_threads
 T=$(mktemp -d /tmp/ng-check.XXXXXX)
 PIDS=""

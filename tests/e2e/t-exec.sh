@@ -3,7 +3,7 @@
 # from INSIDE the executed command; rank detection from launcher variables;
 # GPU ownership rules (on a real 4xH100 topology, plan only); bad input.
 cd "$(dirname "$0")/../.." || exit 2
-. tests/users/lib.sh
+. tests/e2e/lib.sh
 unset LOCAL_RANK LOCAL_WORLD_SIZE RANK OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE \
     OMPI_COMM_WORLD_RANK MPI_LOCALRANKID MPI_LOCALNRANKS PMI_RANK PMI_LOCAL_RANK PMI_LOCAL_SIZE \
     SLURM_LOCALID SLURM_PROCID SLURM_NODEID SLURM_STEP_TASKS_PER_NODE SLURM_TASKS_PER_NODE \

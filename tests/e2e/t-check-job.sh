@@ -13,10 +13,9 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
-[ -n "${NG_USERS_PORT_BASE:-}" ] && export NG_SLURM_PORT_BASE=$NG_USERS_PORT_BASE
 HELPER=$NGT_BUILD/tests/ng_threads
-[ "$(nproc --all)" -ge 2 ] || ngt_skip_all "needs 2 CPUs"
-[ -x "$HELPER" ] && [ -x "$NGT_CLI" ] || ngt_skip_all "needs $HELPER and $NGT_CLI (make all tests)"
+[ "$(nproc --all)" -ge 2 ] || skip_all "needs 2 CPUs"
+[ -x "$HELPER" ] && [ -x "$NGT_CLI" ] || skip_all "needs $HELPER and $NGT_CLI (make all tests)"
 ngt_start_suite check-job
 ngt_cluster
 
@@ -45,7 +44,7 @@ sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); s=D["summary
 
 # --- both ranks bound to CPU 0 ---
 run_job piled map_cpu:0,0
-ngt_ok $([ -n "$JOB" ] && [ "$(grep -c ready "$NGT_OUT/piled")" -eq 2 ]; echo $?) "job $JOB: 2 ranks running"
+ok $([ -n "$JOB" ] && [ "$(grep -c ready "$NGT_OUT/piled")" -eq 2 ]; echo $?) "job $JOB: 2 ranks running"
 "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/piled.json"
 rc=$?
 "$NGT_CLI" check --job "$JOB" >"$NGT_OUT/piled.txt"
@@ -53,13 +52,13 @@ end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,0):"
 sed 's/^/#   /' "$NGT_OUT/piled.txt"
 P=$(sj "$NGT_OUT/piled.json" '",".join(str(p["pid"]) for p in ps)')
-ngt_is "$rc:$(sj "$NGT_OUT/piled.json" '[(p["comm"],p["cpus"],p["job_id"],p["runnable"]) for p in ps]')" \
+is "$rc:$(sj "$NGT_OUT/piled.json" '[(p["comm"],p["cpus"],p["job_id"],p["runnable"]) for p in ps]')" \
     "0:[('ng_threads', '0', '$JOB', 1), ('ng_threads', '0', '$JOB', 1)]" \
     "check --job: the job's 2 ranks (not srun, not slurmstepd), each on CPU 0, 1 runnable"
-ngt_is "$(sj "$NGT_OUT/piled.json" 's["warnings"]')" \
+is "$(sj "$NGT_OUT/piled.json" 's["warnings"]')" \
     "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $P): they take turns on them']" \
     "ranks piled on CPU 0: oversubscribed and sharing one core"
-ngt_is "$(sj "$NGT_OUT/piled.json" '[(c["cpu"],c["bound"]) for c in s["cpus"] if c["bound"]]')" "[(0, 2)]" \
+is "$(sj "$NGT_OUT/piled.json" '[(c["cpu"],c["bound"]) for c in s["cpus"] if c["bound"]]')" "[(0, 2)]" \
     "per-CPU: 2 bound processes on CPU 0, none on CPU 1"
 
 # --- one rank per CPU ---
@@ -69,7 +68,7 @@ run_job spread map_cpu:0,1
 end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,1):"
 sed -n '/^summary/,$p' "$NGT_OUT/spread.txt" | sed 's/^/#   /'
-ngt_is "$(sj "$NGT_OUT/spread.json" '(sorted(p["cpus"] for p in ps), s["overlaps"], s["warnings"])')" \
+is "$(sj "$NGT_OUT/spread.json" '(sorted(p["cpus"] for p in ps), s["overlaps"], s["warnings"])')" \
     "(['0', '1'], [], [])" "ranks on CPUs 0 and 1: no overlap, no warning"
 
 # --- issue 13: escape sequences through check, from a job of uid 65534 ---
@@ -89,19 +88,19 @@ if command -v setpriv >/dev/null 2>&1; then
     end_job
     echo "# root: numaguard check --job $JOB (job of uid $U, escape sequences in comm and environ):"
     sed 's/^/#   /' "$NGT_OUT/evil.txt"
-    ngt_is "$rc:$(grep -c '^pid ' "$NGT_OUT/evil.txt")" "0:2" "root sees the user's 2 ranks"
-    ngt_is "$(tr -d '\n' <"$NGT_OUT/evil.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
+    is "$rc:$(grep -c '^pid ' "$NGT_OUT/evil.txt")" "0:2" "root sees the user's 2 ranks"
+    is "$(tr -d '\n' <"$NGT_OUT/evil.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
         "text output: only printable ASCII and newlines"
-    ngt_is "$(grep -c '^root# fake' "$NGT_OUT/evil.txt"):$(grep -c '^pid [0-9]* (n\\x1b\]0;pwned\\x07\\x1b\[2J)$' "$NGT_OUT/evil.txt")" \
+    is "$(grep -c '^root# fake' "$NGT_OUT/evil.txt"):$(grep -c '^pid [0-9]* (n\\x1b\]0;pwned\\x07\\x1b\[2J)$' "$NGT_OUT/evil.txt")" \
         "0:2" "no injected line; the name shown escaped"
-    ngt_is "$(grep -c "^  error: CUDA_VISIBLE_DEVICES: malformed UUID 'GPU-\\\\x1b\[2J\\\\x1b\[H\\\\x0aroot# fake'\$" "$NGT_OUT/evil.txt")" \
+    is "$(grep -c "^  error: CUDA_VISIBLE_DEVICES: malformed UUID 'GPU-\\\\x1b\[2J\\\\x1b\[H\\\\x0aroot# fake'\$" "$NGT_OUT/evil.txt")" \
         "2" "the user's CUDA_VISIBLE_DEVICES shown escaped, on one line"
-    ngt_is "$(sj "$NGT_OUT/evil.json" 'sorted(set(p["comm"] for p in ps))')" "['n\x1b]0;pwned\x07\x1b[2J']" \
+    is "$(sj "$NGT_OUT/evil.json" 'sorted(set(p["comm"] for p in ps))')" "['n\x1b]0;pwned\x07\x1b[2J']" \
         "json: the raw name, as a JSON escape"
     ngc_wait_idle 20
-    ngt_is "$(ngc_node_states)" idle "node idle afterwards"
+    is "$(ngc_node_states)" idle "node idle afterwards"
 else
-    ngt_ok 0 "# SKIP needs setpriv (util-linux)"
+    ok 0 "# SKIP needs setpriv (util-linux)"
 fi
 
 # --- task/cgroup: the job from its cgroup, allowed CPUs from its cpuset ---
@@ -114,10 +113,10 @@ if [ -n "$cgv" ]; then
     RUN_CMD=()
     "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/cg.json"
     end_job
-    ngt_is "$(sj "$NGT_OUT/cg.json" '[(p["comm"],p["cpus"],p["job_id"],p["bound"]) for p in ps]')" \
+    is "$(sj "$NGT_OUT/cg.json" '[(p["comm"],p["cpus"],p["job_id"],p["bound"]) for p in ps]')" \
         "[('ng_threads', '0', '$JOB', True), ('ng_threads', '1', '$JOB', True)]" \
         "cgroup $cgv: the job's ranks found by their job_$JOB cgroup (no SLURM_JOB_ID in their environment)"
-    ngt_is "$(sj "$NGT_OUT/cg.json" 'sorted(set(p["allowed_cpus"] for p in ps))')" "['0-1']" \
+    is "$(sj "$NGT_OUT/cg.json" 'sorted(set(p["allowed_cpus"] for p in ps))')" "['0-1']" \
         "cgroup $cgv: allowed CPUs = the step's cpuset"
     # One task on one core, unbound inside it: the cgroup cpuset is its
     # whole world (1 of this host's 2 CPUs), so it is not "bound".
@@ -139,7 +138,7 @@ if [ -n "$cgv" ]; then
     JOB=$(squeue -h -o %i | head -1)
     "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/one.json"
     end_job
-    ngt_is "$(sj "$NGT_OUT/one.json" '[(p["cpus"] == p["allowed_cpus"], len(p["cpus"]) == 1, p["bound"]) for p in ps]')" \
+    is "$(sj "$NGT_OUT/one.json" '[(p["cpus"] == p["allowed_cpus"], len(p["cpus"]) == 1, p["bound"]) for p in ps]')" \
         "[(True, True, False)]" "srun -n 1 -c 1: allowed CPUs = the 1-CPU step cpuset, the task is not bound"
     # A batch job: its shell and srun have the whole job cpuset; ranks bound.
     ngc_wait_idle 10
@@ -155,13 +154,13 @@ if [ -n "$cgv" ]; then
     scancel "$JOB"
     echo "# numaguard check --job $JOB (sbatch -n 2 --wrap 'srun -n 2 ...', task/cgroup):"
     grep -E '^pid|^  (cpus|job)|^summary|^  (overlap|warning)' "$NGT_OUT/batch.txt" | sed 's/^/#   /'
-    ngt_is "$(sj "$NGT_OUT/batch.json" '(sorted(set((p["comm"],p["bound"]) for p in ps)), [p["comm"] for p in ps].count("ng_threads"))')" \
+    is "$(sj "$NGT_OUT/batch.json" '(sorted(set((p["comm"],p["bound"]) for p in ps)), [p["comm"] for p in ps].count("ng_threads"))')" \
         "([('ng_threads', True), ('slurm_script', False), ('srun', False)], 2)" \
         "batch job: the script's shell and srun (whole job cpuset, not bound) and the 2 bound ranks"
-    ngt_is "$(sj "$NGT_OUT/batch.json" '(s["overlaps"], s["warnings"])')" "([], [])" \
+    is "$(sj "$NGT_OUT/batch.json" '(s["overlaps"], s["warnings"])')" "([], [])" \
         "batch job: shell, srun and ranks not reported piled"
     ngc_wait_idle 20
 else
-    ngt_ok 0 "# SKIP no cpuset and devices cgroup on this host"
+    ok 0 "# SKIP no cpuset and devices cgroup on this host"
 fi
 ngt_done

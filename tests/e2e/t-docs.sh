@@ -5,7 +5,7 @@
 # the CLI's exec/check accept; the user guide's exec example and
 # docs/check.md's JSON keys are what the binary really prints.
 cd "$(dirname "$0")/../.." || exit 2
-. tests/users/lib.sh
+. tests/e2e/lib.sh
 
 # --- man pages ---
 if command -v groff >/dev/null; then

@@ -8,34 +8,32 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
-# Ports: the first free block (cluster.sh), or NG_USERS_PORT_BASE.
-[ -n "${NG_USERS_PORT_BASE:-}" ] && export NG_SLURM_PORT_BASE=$NG_USERS_PORT_BASE
 
 command -v dpkg-buildpackage >/dev/null && dpkg -s debhelper >/dev/null 2>&1 ||
-    ngt_skip_all "needs dpkg-dev and debhelper (Debian packages) for the .deb build"
-[ "$(nproc --all)" -ge 2 ] || ngt_skip_all "needs 2 CPUs"
-ngt_start_suite users-srun plugin
+    skip_all "needs dpkg-dev and debhelper (Debian packages) for the .deb build"
+[ "$(nproc --all)" -ge 2 ] || skip_all "needs 2 CPUs"
+ngt_start_suite e2e-srun plugin
 
 # --- the package ---
 make --no-print-directory BUILD="$BUILD" deb >"$NGT_OUT/deb.log" 2>&1
-ngt_ok $? "make deb (dpkg-buildpackage) succeeds"
+ok $? "make deb (dpkg-buildpackage) succeeds"
 DEB=$(ls "$NGT_BUILD"/deb/numaguard_*.deb 2>/dev/null | head -1)
 ROOT=$NGC_DIR/root
 mkdir -p "$ROOT"
 dpkg -x "$DEB" "$ROOT" 2>/dev/null
-ngt_ok $? "dpkg -x into a clean root"
+ok $? "dpkg -x into a clean root"
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so" usr/share/man/man1/numaguard.1.gz \
          usr/share/man/man8/numaguard.8.gz usr/share/doc/numaguard/plugstack.conf.example; do
     [ -f "$ROOT/$f" ]
-    ngt_ok $? "package holds /$f"
+    ok $? "package holds /$f"
 done
-ngt_like "$(dpkg -I "$DEB" | grep '^ Depends:')" \
+like "$(dpkg -I "$DEB" | grep '^ Depends:')" \
     'slurm-wlm-basic-plugins \(>= [0-9]+\.[0-9]+\), slurm-wlm-basic-plugins \(<< [0-9]+\.[0-9]+\)' \
     "depends on the Slurm release it was built for"
-ngt_is "$("$ROOT/usr/bin/numaguard" topo --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["numa_nodes"]) > 0)')" \
+is "$("$ROOT/usr/bin/numaguard" topo --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["numa_nodes"]) > 0)')" \
     "True" "installed CLI runs (topo --json)"
-ngt_like "$(zcat "$ROOT/usr/share/man/man1/numaguard.1.gz" | groff -man -Tascii -P-cbou 2>&1 | grep -m1 'numaguard exec')" \
+like "$(zcat "$ROOT/usr/share/man/man1/numaguard.1.gz" | groff -man -Tascii -P-cbou 2>&1 | grep -m1 'numaguard exec')" \
     'numaguard exec' "installed numaguard(1) renders"
 
 # --- package quality: lintian, hardening, docs, clean install/remove -----
@@ -43,20 +41,20 @@ DEV=$(ls "$NGT_BUILD"/deb/libnumaguard-dev_*.deb 2>/dev/null | head -1)
 if command -v lintian >/dev/null 2>&1; then
     lint=$(lintian --pedantic -I -E --tag-display-limit 0 "$DEB" "$DEV" 2>&1 | grep -v 'running with root privileges')
     printf '%s\n' "$lint" | sed '/^$/d; s/^/# lintian: /'
-    ngt_is "$lint" "" "lintian --pedantic -I -E: no tags on either .deb"
+    is "$lint" "" "lintian --pedantic -I -E: no tags on either .deb"
 else
-    ngt_ok 0 "lintian --pedantic # SKIP lintian not installed"
+    ok 0 "lintian --pedantic # SKIP lintian not installed"
 fi
 for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so"; do
     # FORTIFY: the Debian build's CPPFLAGS reached the compiler.
     chk=$(readelf --dyn-syms -W "$ROOT/$f" | grep -oE '__[a-z_]+_chk' | sort -u | tr '\n' ' ')
-    ngt_like "$chk" '__[a-z]+_chk' "/$f calls FORTIFY's checked functions ($chk)"
+    like "$chk" '__[a-z]+_chk' "/$f calls FORTIFY's checked functions ($chk)"
     if command -v hardening-check >/dev/null 2>&1; then
         hc=$(hardening-check "$ROOT/$f")
         printf '%s\n' "$hc" | sed 's/^/# /'
         for want in "Stack protected: yes" "Fortify Source functions: yes" \
                     "Read-only relocations: yes" "Immediate binding: yes"; do
-            ngt_like "$hc" "$want" "hardening-check /$f: $want"
+            like "$hc" "$want" "hardening-check /$f: $want"
         done
     fi
 done
@@ -74,12 +72,12 @@ for d, _, files in os.walk(top):
                 print(os.path.relpath(os.path.join(d, f), top), "->", t)
 PY
 )
-ngt_is "$broken" "" "installed docs: every relative link resolves (README -> docs/*.md -> each other)"
-ngt_ok "$(test -f "$ROOT/usr/share/doc/numaguard/docs/security.md" &&
+is "$broken" "" "installed docs: every relative link resolves (README -> docs/*.md -> each other)"
+ok "$(test -f "$ROOT/usr/share/doc/numaguard/docs/security.md" &&
           test -f "$ROOT/usr/share/doc/numaguard/docs/hardening.md" &&
           test -f "$ROOT/usr/share/doc/numaguard/docs/performance.md"; echo $?)" \
     "security, hardening and performance guides shipped"
-ngt_like "$(cat "$ROOT/usr/share/doc/numaguard/copyright")" "Permission is hereby granted" \
+like "$(cat "$ROOT/usr/share/doc/numaguard/copyright")" "Permission is hereby granted" \
     "copyright holds the license notice"
 
 # dpkg into a fresh root (own admin dir; the dependencies are not there)
@@ -88,13 +86,13 @@ FR=$NGC_DIR/fresh
 mkdir -p "$FR/var/lib/dpkg/info" "$FR/var/lib/dpkg/updates"
 : >"$FR/var/lib/dpkg/status"
 dpkg --root="$FR" --force-depends -i "$DEB" "$DEV" >"$NGT_OUT/dpkg-i.log" 2>&1
-ngt_ok $? "dpkg --root: both packages install into a fresh root"
-ngt_is "$(dpkg-query --root="$FR" -W -f='${Package} ${Status}\n' 2>/dev/null | sort | tr '\n' ';')" \
+ok $? "dpkg --root: both packages install into a fresh root"
+is "$(dpkg-query --root="$FR" -W -f='${Package} ${Status}\n' 2>/dev/null | sort | tr '\n' ';')" \
     "libnumaguard-dev install ok installed;numaguard install ok installed;" "dpkg --root: both installed"
 pc="$FR/usr/lib/$MA/pkgconfig"
 libs=$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config --libs numaguard 2>&1)
-ngt_like "$libs" "-lnumaguard .*-lhwloc" "pkg-config --libs numaguard names hwloc ($libs)"
-ngt_is "$(PKG_CONFIG_PATH=$pc pkg-config --modversion numaguard 2>&1)" \
+like "$libs" "-lnumaguard .*-lhwloc" "pkg-config --libs numaguard names hwloc ($libs)"
+is "$(PKG_CONFIG_PATH=$pc pkg-config --modversion numaguard 2>&1)" \
     "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h)" "numaguard.pc version = numaguard.h"
 cat >"$NGT_OUT/app.c" <<'C'
 #include <numaguard.h>
@@ -112,18 +110,18 @@ C
 cc -o "$NGT_OUT/app" "$NGT_OUT/app.c" $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
     --cflags numaguard) $(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$FR pkg-config \
     --libs numaguard) >"$NGT_OUT/app.log" 2>&1
-ngt_is "$("$NGT_OUT/app" 2>&1)" "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h) HBM" \
+is "$("$NGT_OUT/app" 2>&1)" "$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h) HBM" \
     "a program built with pkg-config against the installed -dev package runs"
 dpkg --root="$FR" --force-depends -P numaguard libnumaguard-dev >"$NGT_OUT/dpkg-P.log" 2>&1
-ngt_ok $? "dpkg --root -P: both packages purge"
-ngt_is "$(cd "$FR" && find . -mindepth 1 -not -path './var/lib/dpkg*' -not -path ./var/lib -not -path ./var)" "" \
+ok $? "dpkg --root -P: both packages purge"
+is "$(cd "$FR" && find . -mindepth 1 -not -path './var/lib/dpkg*' -not -path ./var/lib -not -path ./var)" "" \
     "nothing left in the fresh root after the purge"
 
 # make install / make uninstall with DESTDIR, PREFIX, LIBDIR: the same files out again.
 D=$NGC_DIR/destdir
 iv=(BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/ng LIBDIR=/opt/ng/lib64 SLURM_PLUGIN_DIR=/opt/ng/slurm)
 make --no-print-directory "${iv[@]}" install >"$NGT_OUT/install.log" 2>&1
-ngt_ok $? "make install DESTDIR PREFIX LIBDIR"
+ok $? "make install DESTDIR PREFIX LIBDIR"
 # The public headers: numaguard.h and its topic headers numaguard/*.h.
 want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h \
     ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc \
@@ -131,27 +129,27 @@ want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h \
     ./opt/ng/slurm/numaguard.so
     for h in lib/include/numaguard/*.h; do echo "./opt/ng/include/numaguard/${h##*/}"; done; } |
     sort | tr '\n' ' ')
-ngt_is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" "$want" \
+is "$(cd "$D" && find . -type f | sort | tr '\n' ' ')" "$want" \
     "make install: files where PREFIX/LIBDIR say (headers: numaguard.h, numaguard/*.h)"
-ngt_like "$(cat "$D/opt/ng/lib64/pkgconfig/numaguard.pc")" "libdir=/opt/ng/lib64" "numaguard.pc names LIBDIR"
+like "$(cat "$D/opt/ng/lib64/pkgconfig/numaguard.pc")" "libdir=/opt/ng/lib64" "numaguard.pc names LIBDIR"
 make --no-print-directory "${iv[@]}" uninstall >>"$NGT_OUT/install.log" 2>&1
-ngt_ok $? "make uninstall"
-ngt_is "$(cd "$D" && find . -type f)" "" "make uninstall removes every installed file"
+ok $? "make uninstall"
+is "$(cd "$D" && find . -type f)" "" "make uninstall removes every installed file"
 
 # The RPM (rpmbuild from Debian's rpm package; the build dependencies are
 # Debian packages here, hence --nodeps).
 if command -v rpmbuild >/dev/null 2>&1; then
     make --no-print-directory BUILD="$BUILD" rpm RPMBUILD_FLAGS=--nodeps >"$NGT_OUT/rpm.log" 2>&1
-    ngt_ok $? "make rpm (rpmbuild -bb)"
+    ok $? "make rpm (rpmbuild -bb)"
     RPM=$(ls "$NGT_BUILD"/rpm/RPMS/*/numaguard-[0-9]*.rpm 2>/dev/null | head -1)
     RDEV=$(ls "$NGT_BUILD"/rpm/RPMS/*/numaguard-devel-*.rpm 2>/dev/null | head -1)
-    ngt_like "$(rpm -qp --requires "$RPM" 2>/dev/null | tr '\n' ';')" \
+    like "$(rpm -qp --requires "$RPM" 2>/dev/null | tr '\n' ';')" \
         'slurm\([^)]*\) >= [0-9]+\.[0-9]+;slurm\([^)]*\) < [0-9]+\.[0-9]+;' \
         "RPM requires a Slurm major-release range"
-    ngt_like "$(rpm -qpl "$RDEV" 2>/dev/null | tr '\n' ' ')" "$(rpm --eval '%{_libdir}')/libnumaguard.a" \
+    like "$(rpm -qpl "$RDEV" 2>/dev/null | tr '\n' ' ')" "$(rpm --eval '%{_libdir}')/libnumaguard.a" \
         "RPM -devel installs into %{_libdir}"
 else
-    ngt_ok 0 "make rpm # SKIP rpmbuild not installed"
+    ok 0 "make rpm # SKIP rpmbuild not installed"
 fi
 
 # --- the installed plugin in a real Slurm ---
@@ -164,26 +162,26 @@ ngt_cluster
 show='echo "$SLURM_PROCID $(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) $NUMAGUARD_CPUS $NUMAGUARD_MEM_MODE $OMP_NUM_THREADS"'
 ngc_wait_idle 10
 out=$(srun -n 2 --numa-policy=local --omp-guard sh -c "$show" 2>"$NGT_OUT/j1.err" | sort)
-ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "installed plugin: 2 tasks on CPUs 0 and 1, memory bound, 1 thread each"
+is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "installed plugin: 2 tasks on CPUs 0 and 1, memory bound, 1 thread each"
 ngc_wait_idle 10
 OMP_NUM_THREADS=7 srun -n 2 --numa-policy=local,verbose --omp-guard true 2>"$NGT_OUT/j1k.err"
-ngt_like "$(grep -c ' threads 1 (kept OMP_NUM_THREADS=7) \[preset thread values kept (OMP_NUM_THREADS=7) disagree' "$NGT_OUT/j1k.err")" '^2$' \
+like "$(grep -c ' threads 1 (kept OMP_NUM_THREADS=7) \[preset thread values kept (OMP_NUM_THREADS=7) disagree' "$NGT_OUT/j1k.err")" '^2$' \
     "installed plugin: a kept OMP_NUM_THREADS=7 is named in each task's verbose line, with the > 2x warning"
 ngc_wait_idle 10
 srun -n 1 --numa-policy=weighted true 2>"$NGT_OUT/j2.err"
 rc=$?
-ngt_is "$rc" 255 "allowed_policies from plugstack.conf: weighted refused (exit 255)"
-ngt_like "$(cat "$NGT_OUT/j2.err")" 'numa-policy=weighted is not allowed on this cluster \(allowed: local,prefer,interleave,none\)' \
+is "$rc" 255 "allowed_policies from plugstack.conf: weighted refused (exit 255)"
+like "$(cat "$NGT_OUT/j2.err")" 'numa-policy=weighted is not allowed on this cluster \(allowed: local,prefer,interleave,none\)' \
     "refusal names the allowed policies"
 
 # --- numaguard exec under srun (the plugin not asked for) ---
 ngc_wait_idle 10
 out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j3.err" | sort)
-ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" \
+is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" \
     "srun -n 2 numaguard exec: rank from SLURM_LOCALID, size from SLURM_STEP_TASKS_PER_NODE"
 ngc_wait_idle 10
 out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --verbose -- true 2>&1 | grep '^numaguard: rank' | sort)
-ngt_is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0')" \
+is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0')" \
     "exec --verbose under srun: one line per rank with SLURM_PROCID"
 # srun's own binding (no --cpu-bind=none): exec keeps each rank's mask and
 # local rank 0 says how to let numaguard place the ranks.
@@ -192,12 +190,12 @@ bound=$(srun -n 2 sh -c 'sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status' 
 ngc_wait_idle 10
 out=$(srun -n 2 "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j4.err" | sort)
 if [ "$bound" = "0 1 " ]; then
-    ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun-bound ranks: exec keeps Slurm's masks, 1 thread each"
-    ngt_like "$(cat "$NGT_OUT/j4.err")" '^numaguard: warning: Slurm already bound local rank 0 to CPUs 0 of the allowed 0-1: .*run srun --cpu-bind=none$' \
+    is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun-bound ranks: exec keeps Slurm's masks, 1 thread each"
+    like "$(cat "$NGT_OUT/j4.err")" '^numaguard: warning: Slurm already bound local rank 0 to CPUs 0 of the allowed 0-1: .*run srun --cpu-bind=none$' \
         "srun-bound ranks: one warning with the fix"
 else
-    ngt_is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun without binding ($bound): exec places the ranks"
-    ngt_is "$(cat "$NGT_OUT/j4.err")" "" "... and has nothing to warn about"
+    is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun without binding ($bound): exec places the ranks"
+    is "$(cat "$NGT_OUT/j4.err")" "" "... and has nothing to warn about"
 fi
 
 ngt_done

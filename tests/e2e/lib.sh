@@ -1,0 +1,13 @@
+# tests/e2e/lib.sh - paths and helpers of tests/e2e/t-*.sh (POSIX sh),
+# with the TAP helpers of tests/lib/tap.sh (ok, is, like, skip, ...).
+# Source it after cd to the repository root; BUILD names the build dir.
+. tests/lib/tap.sh
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+NG=$BUILD/numaguard
+TOPO=$(pwd)/tests/topologies
+XE=$TOPO/xe8640-4xh100-spr8480-snc4.xml
+# Value of KEY=VALUE or "Key:<tab>value" lines in a block of text.
+val() {  # val TEXT KEY
+    printf '%s\n' "$1" | sed -n "s/^$2[=:][[:space:]]*//p" | head -1
+}
