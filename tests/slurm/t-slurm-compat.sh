@@ -25,7 +25,7 @@ if [ $rc -eq 77 ]; then
 fi
 sed 's/^/# /' "$NGC_DIR/build-base.err"
 if [ $rc -ne 0 ] || [ ! -f "$ref/build/numaguard.so" ]; then
-    ngt_ok 1 "slurm compat: the reference plugin did not build ($ref/build/numaguard.so)"
+    ok 1 "slurm compat: the reference plugin did not build ($ref/build/numaguard.so)"
     ngt_done
     exit 1
 fi
@@ -124,13 +124,13 @@ compare_phase() {
         tasks=$(sed '1,/^--- tasks/d' "$f" | sed -n 's/^task \([0-9]*\): local=.*/\1/p' | grep -c .)
         lines=$(sed -n '/^--- stderr/,/^--- tasks/p' "$f" | grep -c 'numaguard')
         if cmp -s "$f" "$g"; then
-            ngt_ok 0 "slurm compat $PHASE/$id: identical to $REF_NAME (exit $rc, $tasks tasks, $lines numaguard lines)"
+            ok 0 "slurm compat $PHASE/$id: identical to $REF_NAME (exit $rc, $tasks tasks, $lines numaguard lines)"
         elif explained "slurm/$PHASE/$id"; then
             ROW_USED[EXPLAINED_BY]=1
-            ngt_ok 0 "slurm compat $PHASE/$id: differs from $REF_NAME, explained"
+            ok 0 "slurm compat $PHASE/$id: differs from $REF_NAME, explained"
             echo "# explained: slurm/$PHASE/$id: ${ROW_WHY[$EXPLAINED_BY]}"
         else
-            ngt_ok 1 "slurm compat $PHASE/$id: differs from $REF_NAME ($(cat "$f.cmd"))"
+            ok 1 "slurm compat $PHASE/$id: differs from $REF_NAME ($(cat "$f.cmd"))"
             # 40 diff lines for the first 8 differing commands, 10 after that.
             DIFFS_SHOWN=$((DIFFS_SHOWN + 1))
             diff -u --label "$REF_NAME plugin" --label "this tree's plugin" "$f" "$g" |
@@ -146,7 +146,7 @@ check_stale() {
         [ "${ROW_USED[$i]}" = 1 ] ||
             stale+=("# stale (line ${ROW_LINE[$i]}): ${ROW_GLOB[$i]}	${ROW_WHY[$i]}  -- matches no differing case; remove it")
     done
-    ngt_ok ${#stale[@]} "slurm compat: differences.tsv: ${#ROW_GLOB[@]} slurm/ row(s), ${#stale[@]} stale"
+    ok ${#stale[@]} "slurm compat: differences.tsv: ${#ROW_GLOB[@]} slurm/ row(s), ${#stale[@]} stale"
     [ ${#stale[@]} -eq 0 ] || printf '%s\n' "${stale[@]}"
 }
 
@@ -230,7 +230,7 @@ host_cmds() {
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
 PHASE_PRE=clear_cache run_phase host host_cmds "topology_cache=$cache/topocache"
 ngc_wait_idle 20
-ngt_is "$(ngc_node_states)" idle "slurm compat: node idle at the end"
+is "$(ngc_node_states)" idle "slurm compat: node idle at the end"
 check_stale
 rm -rf "$cache"
 ngt_done
