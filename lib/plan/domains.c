@@ -5,13 +5,19 @@
  * memory and CPUs, holding its allowed units plus the memoryless units
  * attached to it. Memoryless units are CPUs whose NUMA node has no memory
  * (AMD 2990WX dies, a node with memory 0 while others have some) or no
- * CPU-bearing node at all (node offline, only HBM/NVM beside them). Each
- * group of them (one per package, or per memoryless node) is attached to ONE
- * node: the nearest by distance, ties to the node with the fewest attached
- * units so far (so two memoryless dies tied between two memory dies go one
- * each), then the lowest index. Units are then laid out domain by domain
- * (domains in hwloc order of their first unit), which is the "line" the
- * cutter cuts.
+ * CPU-bearing node at all (node offline, only HBM/NVM beside them; hwloc 2
+ * omits NUMA nodes without memory, so a 2990WX's memoryless dies are Die or
+ * Group objects under no node). Each group of them (per memoryless node, else
+ * the largest object holding no CPU of a CPU-bearing node: the die, or the
+ * package of an offline node) is attached to ONE node: the nearest by
+ * distance, ties to the node with the fewest attached units so far (so two
+ * memoryless dies tied between two memory dies go one each), then the lowest
+ * index. Units are then laid out domain by domain (domains in hwloc order of
+ * their first unit), which is the "line" the cutter cuts.
+ *
+ * CPU groups: inside a domain, runs of units of one L3 (when the L3 holds
+ * more than one core and less than the domain) and of one memoryless group
+ * are the cut's finest level (ngi_unit.grp, docs/planner.md).
  */
 #include "private/plan.h"
 
@@ -24,12 +30,43 @@ static int ancestor_index(hwloc_topology_t hw, hwloc_obj_t pu, hwloc_obj_type_t 
     return o ? (int)o->logical_index : -1;
 }
 
-static int l3_index(hwloc_obj_t pu)
+static hwloc_obj_t l3_of(hwloc_obj_t pu)
 {
     for (hwloc_obj_t o = pu->parent; o; o = o->parent)
         if (o->type == HWLOC_OBJ_L3CACHE)
-            return (int)o->logical_index;
-    return -1;
+            return o;
+    return NULL;
+}
+
+/* An L3 groups cores when it holds more than one: a per-core L3 (POWER7)
+ * is no level of the cut. */
+static int l3_group(hwloc_topology_t hw, hwloc_obj_t l3)
+{
+    if (!l3)
+        return -1;
+    int cores = hwloc_get_nbobjs_inside_cpuset_by_type(hw, l3->cpuset, HWLOC_OBJ_CORE);
+    return cores > 1 ? (int)l3->logical_index : -1;
+}
+
+/* CPUs of the CPU-bearing NUMA nodes. */
+static hwloc_bitmap_t node_cpus(const ng_topology *topo)
+{
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    for (unsigned i = 0; all && i < ng_topology_numa_count(topo); i++)
+        if (ng_topology_numa(topo, i)->has_cpus)
+            hwloc_bitmap_or(all, all, ng_topology_numa(topo, i)->cpus);
+    return all;
+}
+
+/* The largest object above @pu holding no CPU of a CPU-bearing node (its
+ * memoryless die, or the package of an offline node): the units under it
+ * attach together. */
+static const void *memoryless_root(hwloc_obj_t pu, hwloc_const_bitmap_t with_node)
+{
+    hwloc_obj_t o = pu;
+    while (o->parent && o->parent->cpuset && !hwloc_bitmap_intersects(o->parent->cpuset, with_node))
+        o = o->parent;
+    return o;
 }
 
 /* A CPU-bearing node counts as memoryless when it reports no memory while
@@ -84,7 +121,9 @@ static int collect_units(ngi_planner *p, ngi_unit **out, unsigned *n_out, char *
             u[n].pus = hwloc_bitmap_alloc();
             u[n].pos = (unsigned)i;
             u[n].pkg = ancestor_index(hw, pu, HWLOC_OBJ_PACKAGE);
-            u[n].l3 = l3_index(pu);
+            hwloc_obj_t l3 = l3_of(pu);
+            u[n].l3 = l3 ? (int)l3->logical_index : -1;
+            u[n].l3g = l3_group(hw, l3);
             n++;
             last_core = core;
         }
@@ -96,12 +135,18 @@ static int collect_units(ngi_planner *p, ngi_unit **out, unsigned *n_out, char *
     if (n == 0)
         return ngi_fail(err, errlen, "no usable CPU: the allowed CPU set does not "
                                     "intersect this topology's CPUs");
+    hwloc_bitmap_t with_node = node_cpus(p->topo);
+    if (!with_node)
+        return ngi_fail(err, errlen, "out of memory");
     for (unsigned k = 0; k < n; k++) {
         u[k].node = cpu_node_of(p->topo, u[k].pus);
+        hwloc_obj_t pu = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, u[k].pos);
+        u[k].root = u[k].node < 0 && pu ? memoryless_root(pu, with_node) : NULL;
         unsigned w = (unsigned)hwloc_bitmap_weight(u[k].pus);
         if (w > p->max_smt)
             p->max_smt = w;
     }
+    hwloc_bitmap_free(with_node);
     return 0;
 }
 
@@ -165,6 +210,11 @@ static int attach_node(ngi_planner *p, hwloc_const_bitmap_t pus, int own_node,
     return best;
 }
 
+static int same_memoryless_group(const ngi_unit *a, const ngi_unit *b)
+{
+    return a->node == b->node && (a->node >= 0 || a->root == b->root);
+}
+
 /* Give every unit a memory node (mem[u]): its own, or its group's attachment. */
 static int assign_memory(ngi_planner *p, ngi_unit *u, unsigned n, int *mem, char *err, size_t errlen)
 {
@@ -181,22 +231,21 @@ static int assign_memory(ngi_planner *p, ngi_unit *u, unsigned n, int *mem, char
         if (mem[k] >= 0)
             attached[mem[k]]++;
     }
-    /* Groups: same CPU-bearing (memoryless) node, or same package when none. */
+    /* Groups: same CPU-bearing (memoryless) node, or, for CPUs of no node,
+     * the same memoryless root (their die, or their package). */
     for (unsigned k = 0; k < n; k++) {
         if (mem[k] >= 0 || done[k])
             continue;
         hwloc_bitmap_zero(group);
         unsigned members = 0;
         for (unsigned m = k; m < n; m++)
-            if (mem[m] < 0 && !done[m] && u[m].node == u[k].node &&
-                (u[k].node >= 0 || u[m].pkg == u[k].pkg)) {
+            if (mem[m] < 0 && !done[m] && same_memoryless_group(&u[m], &u[k])) {
                 hwloc_bitmap_or(group, group, u[m].pus);
                 members++;
             }
         int node = attach_node(p, group, u[k].node, attached, u[k].pkg);
         for (unsigned m = k; m < n; m++)
-            if (mem[m] < 0 && !done[m] && u[m].node == u[k].node &&
-                (u[k].node >= 0 || u[m].pkg == u[k].pkg)) {
+            if (mem[m] < 0 && !done[m] && same_memoryless_group(&u[m], &u[k])) {
                 done[m] = 1;
                 mem[m] = node;
             }
@@ -211,6 +260,20 @@ static int assign_memory(ngi_planner *p, ngi_unit *u, unsigned n, int *mem, char
     free(done);
     hwloc_bitmap_free(group);
     return rc;
+}
+
+/* CPU groups: a new one wherever the domain, the CPU's own node, its
+ * memoryless root or its (shared) L3 changes along the line. */
+static void number_groups(ngi_planner *p)
+{
+    unsigned g = 0;
+    for (unsigned k = 0; k < p->n_units; k++) {
+        const ngi_unit *a = &p->units[k], *b = k ? &p->units[k - 1] : NULL;
+        if (b && (a->dom != b->dom || a->node != b->node || a->root != b->root || a->l3g != b->l3g))
+            g++;
+        p->units[k].grp = g;
+    }
+    p->n_grps = p->n_units ? g + 1 : 0;
 }
 
 /* Order domains by their first unit in hwloc order; lay units out domain by
@@ -249,6 +312,7 @@ static int layout(ngi_planner *p, ngi_unit *u, unsigned n, const int *mem, char 
         p->doms[d].l3 = p->units[p->doms[d].first].l3;
     }
     p->n_units = n;
+    number_groups(p);
     free(dom_of_node);
     return 0;
 }

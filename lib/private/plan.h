@@ -97,6 +97,10 @@ typedef struct ngi_unit {
     int dom;       /* domain index */
     int pkg;       /* package logical index, -1 if none */
     int l3;        /* L3 cache logical index, -1 if none */
+    int l3g;       /* the same when that L3 holds more than one core, else -1 */
+    const void *root; /* CPUs of no node: the object they attach with (domains.c) */
+    unsigned grp;  /* CPU group on the line: runs of one domain, node, memoryless
+                      root and L3 (docs/planner.md, "levels") */
     unsigned pos;  /* hwloc logical order of its first PU */
 } ngi_unit;
 
@@ -127,6 +131,7 @@ typedef struct ngi_planner {
     unsigned n_units;
     ngi_domain *doms;
     unsigned n_doms;
+    unsigned n_grps;      /* CPU groups on the line (ngi_unit.grp < n_grps) */
     unsigned *dist;       /* n_doms x n_doms, 10 = same domain, never 0 */
     unsigned max_smt;
     unsigned *size;       /* per task: target cores (base + its +1) */

@@ -1,8 +1,10 @@
-/* The domain phase (lib/plan_domains.c) and GPU seating (lib/plan_seat.c).
+/* The domain phase (lib/plan/domains.c) and GPU seating (lib/plan/seat.c).
  *
  * Domains: a 2990WX-like machine (4 dies, 2 with memory; made here with
  * hwloc's synthetic topology, exported as XML) attaches each memoryless die
- * to ONE memory node, ties spread one each; CPUs of an offline node (r630)
+ * to ONE memory node, ties spread one each; the same machine as hwloc 2
+ * sees it (tests/topologies: memoryless nodes omitted, their CPUs under no
+ * node) spreads its dies the same way; CPUs of an offline node (r630)
  * attach to the node that exists; the GH200 model has 4 domains (its 32
  * GPU-memory nodes have no CPUs). Seating: whole-node GPU jobs stay inside
  * their GPU's socket and keep its node; crowded homes share inside the
@@ -154,6 +156,39 @@ static void check_2990wx(void)
     ng_topology_free(topo);
 }
 
+/* The same machine as hwloc 2 sees it (tests/topologies): the memoryless
+ * NUMA nodes are omitted, so dies 1 and 3 have CPUs under no node. Each die
+ * attaches on its own (the package is one group only when its node is
+ * offline), ties spread: 4 tasks bind each memory node twice, 2 tasks one
+ * node each (the previous release attached both dies to node 0: 3 + 1, and
+ * one of 2 tasks bound both nodes). */
+static void check_2990wx_hwloc2(void)
+{
+    ng_topology *topo = load("threadripper-2990wx-4die-2memless-hwloc2.xml");
+    if (!topo)
+        return;
+    static const struct { unsigned nt; const char *cpus[4]; const char *mems[4]; } want[] = {
+        {4, {"0-7,32-39", "8-15,40-47", "16-23,48-55", "24-31,56-63"}, {"0", "0", "2", "2"}},
+        {2, {"0-15,32-47", "16-31,48-63"}, {"0", "2"}},
+    };
+    for (unsigned k = 0; k < 2; k++) {
+        ng_plan *pl = plan(topo, want[k].nt, NULL, NULL, 0, "local");
+        int good = pl != NULL;
+        char got[512] = "";
+        for (unsigned t = 0; pl && t < want[k].nt; t++) {
+            const ng_task_plan *tp = ng_plan_task(pl, t);
+            good &= strcmp(fmt(tp->cpus), want[k].cpus[t]) == 0 &&
+                    strcmp(fmt(tp->mem_nodes), want[k].mems[t]) == 0;
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s mem %s", t ? " | " : "",
+                     fmt(tp->cpus), fmt(tp->mem_nodes));
+        }
+        ok(good, "2990WX as hwloc 2 sees it, %u tasks: one memory node each, ties spread (%s)",
+           want[k].nt, got);
+        ng_plan_free(pl);
+    }
+    ng_topology_free(topo);
+}
+
 static void check_offline_node(void)
 {
     ng_topology *topo = load("r630-offline-cpus-offline-node0.xml");
@@ -249,6 +284,7 @@ static void check_remote_tie(void)
 int main(void)
 {
     check_2990wx();
+    check_2990wx_hwloc2();
     check_offline_node();
     check_gh200_domains();
     check_whole_node_seating("xe8640-4xh100-spr8480-snc4.xml", 4, 28);
