@@ -248,6 +248,9 @@ void ng_plan_free(ng_plan *plan)
     free(plan->tasks);
     free(plan->gpu_store);
     free(plan->env_store);
+    for (unsigned i = 0; i < plan->n_cuts; i++)
+        free(plan->cuts[i].tasks);
+    free(plan->cuts);
     ngi_net_plan_free(plan->net);
     free(plan);
 }

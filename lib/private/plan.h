@@ -88,6 +88,50 @@ int ngi_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
 int ngi_omp_places_format(const ng_topology *topo, hwloc_const_cpuset_t cpus, int smt,
                           char *buf, size_t len);
 
+/* The cutter's line, score and trace (line.c, align.c, cut.c). */
+typedef struct ngi_cut_line {
+    unsigned n;            /* units on the line */
+    const unsigned *dom;   /* per unit: domain id, in runs (non-decreasing ids not required) */
+    unsigned ndom;         /* domain ids are < ndom */
+    const unsigned *dist;  /* ndom x ndom, 10 = local */
+    const unsigned *pkg;   /* per unit: package id, in runs; NULL = no package family */
+    const unsigned *grp;   /* per unit: CPU group id (L3, memoryless die), in runs; NULL = none */
+} ngi_cut_line;
+
+typedef struct ngi_cut_score {
+    double min_eff;        /* smallest effective cores (off-node discounted) */
+    unsigned min_raw;      /* smallest slice */
+    unsigned idle;         /* units of the line no slice owns */
+    unsigned straddles;    /* slices over more than one domain */
+    unsigned spans;        /* extra CPU groups spanned: per slice, groups touched - 1 */
+} ngi_cut_score;
+
+enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE, NGI_CUT_GROUP,
+       NGI_CUT_FAMILIES };
+/* ngi_cut_choose_mode: idle units go to neighbouring slices when that
+ * costs the objective nothing; FULL: no cut leaving more units idle than
+ * the sizes do. */
+enum { NGI_CUT_ABSORB = 1, NGI_CUT_FULL = 2 };
+
+/** What the chooser saw: each family's score (found[f] 0 = no such cut). */
+typedef struct ngi_cut_trace {
+    int found[NGI_CUT_FAMILIES];
+    ngi_cut_score score[NGI_CUT_FAMILIES];
+    int chosen;
+} ngi_cut_trace;
+
+/** A cut the planner made (for ng_plan_explain): its tasks in slice order,
+ *  the units it cut, what they were, and what the chooser saw. */
+typedef struct ngi_cut_record {
+    unsigned *tasks;
+    unsigned nt;
+    unsigned units;
+    int what;              /* NGI_CUT_WHAT_* */
+    ngi_cut_trace trace;
+} ngi_cut_record;
+
+enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION };
+
 #define NGI_MAX_TASKS 65536
 #define NGI_MAX_WARNINGS 16
 
@@ -121,6 +165,8 @@ struct ng_plan {
     ngi_net_plan *net;       /* --net-affinity: NICs and variables per task */
     unsigned n_warnings;
     char warnings[NGI_MAX_WARNINGS][256];
+    ngi_cut_record *cuts;    /* the cuts made, in order (explain.c) */
+    unsigned n_cuts;
 };
 
 typedef struct ngi_planner {
@@ -167,50 +213,49 @@ void ngi_plan_share_cores(ngi_planner *p);
 int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                       const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);
 
-/* cut.c: the cutting objective over a line of units. */
-typedef struct ngi_cut_line {
-    unsigned n;            /* units on the line */
-    const unsigned *dom;   /* per unit: domain id, in runs (non-decreasing ids not required) */
-    unsigned ndom;         /* domain ids are < ndom */
-    const unsigned *dist;  /* ndom x ndom, 10 = local */
-    const unsigned *pkg;   /* per unit: package id, in runs; NULL = no package family */
-} ngi_cut_line;
-
-typedef struct ngi_cut_score {
-    double min_eff;        /* smallest effective cores (off-node discounted) */
-    unsigned min_raw;      /* smallest slice */
-    unsigned straddles;    /* slices over more than one domain */
-    unsigned idle;         /* units of the line no slice owns */
-} ngi_cut_score;
-
-enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE };
-
-/**
- * Cut @p line into @p nt runs: start[t], len[t] (task t gets the t-th run in
- * line order). Sizes are s + (1 for e of them) for the consecutive cut (the
- * +1s first) and the moved cut (+1s where the fewest runs straddle); the
- * aligned cut keeps each task inside one domain (or whole domains) with sizes
- * in [lo, hi], the package cut the same on packages. The best by
- * ngi_cut_better() wins. Returns the family chosen.
- */
-int ngi_cut_choose(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
-                  unsigned lo, unsigned hi, unsigned *start, unsigned *len,
-                  ngi_cut_score *score);
-/** The same, among the cuts that leave no more units idle than the sizes do. */
-int ngi_cut_choose_full(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
-                       unsigned lo, unsigned hi, unsigned *start, unsigned *len,
-                       ngi_cut_score *score);
+/* line.c, align.c, cut.c: cutting a line of units by the objective (types
+ * above). line.c: the objective's terms and the cuts that keep the even sizes. */
+double ngi_cut_eff(const ngi_cut_line *line, unsigned a, unsigned len);
+int ngi_cut_straddles(const ngi_cut_line *line, unsigned a, unsigned len);
+unsigned ngi_cut_spans(const ngi_cut_line *line, unsigned a, unsigned len);
 /** Score of a given cut. */
 void ngi_cut_score_of(const ngi_cut_line *line, unsigned nt, const unsigned *start,
                      const unsigned *len, ngi_cut_score *out);
-/** 1 if @p a is strictly better than @p b by the objective. */
+/** 1 if @p a is strictly better than @p b by the objective, then the tie-breaks. */
 int ngi_cut_better(const ngi_cut_score *a, const ngi_cut_score *b);
-/** Effective cores of one run [a, a+len). */
-double ngi_cut_eff(const ngi_cut_line *line, unsigned a, unsigned len);
-/** The three families, for tests: fills start/len; returns 0 or -1 if the
- *  family has no cut for these sizes. */
+void ngi_cut_consecutive(unsigned nt, unsigned s, unsigned e, unsigned *start, unsigned *len);
+/** Sizes s (+1 for e of them) with the +1s placed for the best smallest
+ *  effective slice, then the fewest straddles, then spans; 0 or -1. */
+int ngi_cut_moved(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                  unsigned *start, unsigned *len);
+/* align.c: each task inside one run of @ids (or over whole runs), sizes in
+ * [lo, hi]; 0 or -1. */
+int ngi_cut_aligned(const ngi_cut_line *line, const unsigned *ids, unsigned nt, unsigned lo,
+                    unsigned hi, unsigned *start, unsigned *len);
+
+/**
+ * cut.c: cut @p line into @p nt runs: start[t], len[t] (task t gets the
+ * t-th run in line order). Every family (NGI_CUT_*) is scored, the best by
+ * ngi_cut_better() wins; @p trace (NULL = none) records what was seen.
+ * Returns the family chosen, -1 if none.
+ */
+int ngi_cut_choose_mode(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                        unsigned lo, unsigned hi, int mode, unsigned *start, unsigned *len,
+                        ngi_cut_score *score, ngi_cut_trace *trace);
+/** The same with NGI_CUT_ABSORB. */
+int ngi_cut_choose(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                  unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                  ngi_cut_score *score);
+/** The same with NGI_CUT_ABSORB | NGI_CUT_FULL. */
+int ngi_cut_choose_full(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
+                       unsigned lo, unsigned hi, unsigned *start, unsigned *len,
+                       ngi_cut_score *score);
+/** One family, for tests and the explanation: fills start/len (before any
+ *  idle unit is given away); 0, or -1 if the family has no cut. */
 int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s,
                   unsigned e, unsigned lo, unsigned hi, unsigned *start, unsigned *len);
+/** "consecutive", "moved", "numa-aligned", "package-aligned", "group-aligned". */
+const char *ngi_cut_family_name(int family);
 
 /* mem.c */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);
