@@ -64,6 +64,16 @@ static void put_policies(size_t *o)
     }
 }
 
+static void put_modifiers(size_t *o)
+{
+    const ngi_policy_mod *m;
+    for (size_t i = 0; (m = ngi_policy_mod_at(i)) != NULL; i++) {
+        char line[192];
+        snprintf(line, sizeof line, "    %-8s %s\n", m->name, m->help);
+        put(o, line);
+    }
+}
+
 static void build(void)
 {
     size_t o = 0;
@@ -76,12 +86,9 @@ static void build(void)
             "    items after ':' that start with a digit belong to the list:\n"
             "    interleave:0,2-3,verbose = nodes 0,2,3 plus verbose. Without NODES the\n"
             "    nodes near the task's GPU(s) are used; 'all' means every usable node.\n"
-            "  modifiers:\n"
-            "    verbose  one line per task on stderr      quiet  no warnings\n"
-            "    strict   a failure fails the task          help   print this text\n"
-            "    smt      one thread per hardware thread instead of per core\n"
-            "    cpuless  memory may also use CPU-less nodes (GPU memory, HBM, CXL, PMEM)\n"
-            "  verbose and quiet exclude each other; 'help' alone is valid.\n"
+            "  modifiers:\n");
+    put_modifiers(&o);
+    put(&o, "  'help' alone is valid.\n"
             "  Lower case, no spaces. Examples: --numa-policy=prefer,verbose\n"
             "    --numa-policy=interleave:0-3,strict  --numa-policy=weighted:all,cpuless\n"
             "\n"

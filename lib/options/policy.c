@@ -36,12 +36,32 @@ static const char *const mem_mode_names[] = {
     [NG_MEM_MODE_WEIGHTED] = "weighted_interleave",
 };
 
-static const struct { const char *name; unsigned flag; } mod_names[] = {
-    {"verbose", NG_MOD_VERBOSE}, {"quiet", NG_MOD_QUIET}, {"strict", NG_MOD_STRICT},
-    {"help", NG_MOD_HELP},       {"smt", NG_MOD_SMT},     {"cpuless", NG_MOD_CPULESS},
+/* One row per modifier, in canonical order: the parser, the formatter, the
+ * messages' valid forms, ng_policy_usage and --numa-policy=help read it. */
+static const ngi_policy_mod mod_names[] = {
+    {"verbose", NG_MOD_VERBOSE, "one line per task on stderr"},
+    {"quiet", NG_MOD_QUIET, "no warnings (excludes verbose)"},
+    {"strict", NG_MOD_STRICT, "a failure fails the task"},
+    {"help", NG_MOD_HELP, "print this text"},
+    {"smt", NG_MOD_SMT, "one thread per hardware thread instead of per core"},
+    {"cpuless", NG_MOD_CPULESS, "memory may also use CPU-less nodes (GPU memory, HBM,\n"
+                                "             CXL, PMEM)"},
+    {"wide", NG_MOD_WIDE, "GPU tasks may use allocated cores on other packages\n"
+                          "             than their GPU's (else they stay on its package)"},
 };
-#define ALL_MODS (NG_MOD_VERBOSE | NG_MOD_QUIET | NG_MOD_STRICT | NG_MOD_HELP | \
-                  NG_MOD_SMT | NG_MOD_CPULESS)
+
+const ngi_policy_mod *ngi_policy_mod_at(size_t i)
+{
+    return i < NGI_ARRAY_LEN(mod_names) ? &mod_names[i] : NULL;
+}
+
+static unsigned all_mods(void)
+{
+    unsigned all = 0;
+    for (size_t m = 0; m < NGI_ARRAY_LEN(mod_names); m++)
+        all |= mod_names[m].flag;
+    return all;
+}
 
 const ngi_policy_info *ngi_policy_info_of(ng_policy_kind kind)
 {
@@ -355,7 +375,7 @@ int ngi_policy_format(const ng_policy *pol, char *buf, size_t len)
     if (!buf || !len)
         return -1;
     buf[0] = '\0';
-    if (!pol || !ngi_policy_info_of(pol->kind) || (pol->mods & ~(unsigned)ALL_MODS) ||
+    if (!pol || !ngi_policy_info_of(pol->kind) || (pol->mods & ~all_mods()) ||
         ((pol->mods & NG_MOD_VERBOSE) && (pol->mods & NG_MOD_QUIET)))
         return -1;
     if (pol->has_nodes && !kinds[pol->kind].takes_nodes)

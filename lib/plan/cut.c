@@ -157,7 +157,10 @@ int ngi_cut_choose_mode(const ngi_cut_line *line, unsigned nt, unsigned s, unsig
             absorb(line, nt, ts, tl, hi, sc.min_eff);
         }
         ngi_cut_score_of(line, nt, ts, tl, &sc);
-        if ((mode & NGI_CUT_FULL) && sc.idle > line->n - ((unsigned long)nt * s + e))
+        unsigned long sized = (unsigned long)nt * s + e;
+        if ((mode & NGI_CUT_FULL) && sc.idle > line->n - sized)
+            continue;
+        if ((mode & NGI_CUT_EXACT) && line->n - sc.idle > sized)
             continue;
         if (trace) {
             trace->found[fam] = 1;
@@ -262,13 +265,14 @@ int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
         return -1;
     }
     unsigned *len = start + nt;
-    /* exact 1: no slice above its size (a GPU component's home must leave
-     * what it does not need to the others), nothing absorbed; 2: no more
+    /* exact 1: no slice above its size and no more units than the sizes
+     * (a GPU component's home must leave what it does not need to the
+     * others), nothing absorbed; 2: no more
      * idle units than the sizes leave (a GPU component's spill region is
      * exactly its demand: an idle core there would be a core of the GPU's
      * package left idle while a task sits farther away). */
     unsigned lo = fixed ? base : 1, hi = fixed ? base : exact == 1 ? base + (e > 0) : (p->cap ? p->cap : n);
-    int mode = exact == 1 ? 0 : exact == 2 ? NGI_CUT_ABSORB | NGI_CUT_FULL : NGI_CUT_ABSORB;
+    int mode = exact == 1 ? NGI_CUT_EXACT : exact == 2 ? NGI_CUT_ABSORB | NGI_CUT_FULL : NGI_CUT_ABSORB;
     ngi_cut_score sc;
     ngi_cut_trace trace = {.chosen = -1};
     int fam = !base ? -1 : ngi_cut_choose_mode(&line, nt, base, e, lo, hi, mode, start, len, &sc,

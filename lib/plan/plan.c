@@ -42,6 +42,35 @@ static void set_sizes(ngi_planner *p)
         p->size[t] = p->base;
 }
 
+/* GPU tasks stay on their GPU's package unless -c asks for a size (it may
+ * need cores beyond) or the user asks with the wide modifier (bound.c). */
+static int keep_on_package(const ngi_planner *p)
+{
+    if (p->req->cpus_per_task || (p->req->policy.mods & NG_MOD_WIDE))
+        return 0;
+    for (unsigned t = 0; t < p->req->ntasks; t++)
+        if (p->home[t])
+            return 1;
+    return 0;
+}
+
+/* What the explanation needs of the sizing (explain.c). */
+static void note_sizing(ngi_planner *p)
+{
+    ngi_sizing *z = &p->plan->sizing;
+    *z = (ngi_sizing){.units = p->n_units, .smt = p->max_smt ? p->max_smt : 1, .base = p->base,
+                      .extra = p->extra, .cap = p->cap, .fixed = p->fixed,
+                      .bound = p->groups != NULL};
+    for (unsigned t = 0; p->groups && t < p->req->ntasks; t++) {
+        int g = p->groups->of_task[t];
+        if (g < 0)
+            continue;
+        p->plan->tsz[t] = (ngi_task_sizing){.pkg_units = p->groups->cap[g],
+                                            .pkg_tasks = p->groups->k[g],
+                                            .capped = p->groups->capped[g]};
+    }
+}
+
 /* (d) CPU-only tasks cut the units nobody took, in task order. */
 static int cut_cpu_tasks(ngi_planner *p, char *err, size_t errlen)
 {
@@ -77,7 +106,8 @@ static ng_plan *plan_alloc(unsigned nt)
     plan->cpus = calloc(nt, sizeof(hwloc_bitmap_t));
     plan->mems = calloc(nt, sizeof(hwloc_bitmap_t));
     plan->env_store = calloc((size_t)nt * NG_MAX_ENV, sizeof(ng_env_var));
-    if (!plan->tasks || !plan->cpus || !plan->mems || !plan->env_store) {
+    plan->tsz = calloc(nt, sizeof *plan->tsz);
+    if (!plan->tasks || !plan->cpus || !plan->mems || !plan->env_store || !plan->tsz) {
         ng_plan_free(plan);
         return NULL;
     }
@@ -180,6 +210,7 @@ static void planner_free(ngi_planner *p)
     free(p->slice);
     free(p->size);
     hwloc_bitmap_free(p->used);
+    ngi_plan_free_groups(p->groups, p->req->ntasks);
 }
 
 static int plan_steps(ngi_planner *p, char *err, size_t errlen)
@@ -198,11 +229,16 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
     if (ngi_plan_homes(p, err, errlen) < 0)
         return -1;
     if (p->n_units < nt) {
+        p->plan->sizing = (ngi_sizing){.units = p->n_units, .smt = p->max_smt, .shared = 1};
         ngi_plan_share_cores(p);
     } else {
         set_sizes(p);
+        if (keep_on_package(p) && ngi_plan_bound_sizes(p) < 0)
+            return ngi_fail(err, errlen, "out of memory");
+        note_sizing(p);
         if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
             return -1;
+        ngi_plan_note_idle(p);
     }
     for (unsigned t = 0; t < nt; t++)
         if (finish_task(p, t, err, errlen) < 0)
@@ -248,6 +284,7 @@ void ng_plan_free(ng_plan *plan)
     free(plan->tasks);
     free(plan->gpu_store);
     free(plan->env_store);
+    free(plan->tsz);
     for (unsigned i = 0; i < plan->n_cuts; i++)
         free(plan->cuts[i].tasks);
     free(plan->cuts);

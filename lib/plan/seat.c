@@ -273,8 +273,15 @@ static void give_extras(ngi_planner *p, comp *c, unsigned nc)
         unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home), spare = 0;
         unsigned want = c[i].n * p->base;
         spare = h > want ? h - want : 0;
-        for (unsigned m = 0; m < c[i].n && spare && p->extra; m++, spare--, p->extra--)
-            p->size[c[i].tasks[m]]++;
+        for (unsigned m = 0; m < c[i].n && spare && p->extra; m++) {
+            unsigned t = c[i].tasks[m];
+            if (!ngi_plan_has_room(p, t))
+                continue; /* its package is full (bound.c) */
+            p->size[t]++;
+            ngi_plan_take_room(p, t);
+            spare--;
+            p->extra--;
+        }
     }
 }
 
@@ -289,7 +296,8 @@ static void extras_to_gpus(ngi_planner *p, comp *c, unsigned nc, unsigned cpu_ta
         for (unsigned i = 0; i < nc && left; i++)
             if (m < c[i].n) {
                 any = 1;
-                if (p->size[c[i].tasks[m]] == p->base) {
+                if (p->size[c[i].tasks[m]] == p->base && ngi_plan_has_room(p, c[i].tasks[m])) {
+                    ngi_plan_take_room(p, c[i].tasks[m]);
                     p->size[c[i].tasks[m]]++;
                     left--;
                     p->extra--;
@@ -328,7 +336,10 @@ static unsigned free_in(const ngi_planner *p, hwloc_const_bitmap_t freeu, unsign
     return n;
 }
 
-static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu)
+/* @inside: only into the component's packages when its tasks are kept
+ * there (bound.c); a second pass without finds one core each for the
+ * tasks of a package with fewer cores than tasks. */
+static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, int inside)
 {
     for (;;) {
         int bk = -1, bx = -1;
@@ -341,7 +352,7 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu)
             int mx = -1;
             unsigned opts = 0;
             for (unsigned x = 0; x < p->n_doms; x++) {
-                if (!free_in(p, freeu, x))
+                if (!free_in(p, freeu, x) || (inside && !ngi_plan_may_spill(p, c[i].tasks[0], x)))
                     continue;
                 rank r = rank_of(p, c[i].home, x);
                 int cmp = rank_cmp(r, mine);
@@ -551,7 +562,9 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
             hwloc_bitmap_or(freeu, freeu, left);
             hwloc_bitmap_free(left);
         }
-    spill(p, c, nc, freeu);
+    spill(p, c, nc, freeu, 1);
+    if (p->groups)
+        spill(p, c, nc, freeu, 0);
     for (unsigned i = 0; i < nc; i++) {
         if (!c[i].done)
             cut_comp(p, &c[i]);

@@ -33,6 +33,16 @@ typedef struct ngi_policy_info {
     const char *help;           /**< its line in --numa-policy=help */
 } ngi_policy_info;
 
+/** A modifier of --numa-policy (one table row): its word, flag, help line. */
+typedef struct ngi_policy_mod {
+    const char *name;
+    unsigned flag;              /**< NG_MOD_* */
+    const char *help;           /**< its line in --numa-policy=help */
+} ngi_policy_mod;
+
+/** The @p i-th modifier row, NULL past the end. */
+const ngi_policy_mod *ngi_policy_mod_at(size_t i);
+
 /** The row of @p kind, NULL if it is not a kind. */
 const ngi_policy_info *ngi_policy_info_of(ng_policy_kind kind);
 /** "expected local|prefer|interleave[:NODES]|..." for messages; its length. */

@@ -2,8 +2,11 @@
  * library (ngi_* names). Each file calls only the ones listed before it:
  *
  *   common.c   the plan's warnings, a task's GPUs in the request
- *   cut.c      cutting a line of cores into slices (the objective)
- *   domains.c  units (cores) and domains (memory node + its CPUs)
+ *   line.c     a line of cores: the objective's terms, the even-size cuts
+ *   align.c    the aligned cuts (domains, packages, CPU groups)
+ *   cut.c      choosing among the families, cutting units into slices
+ *   domains.c  units (cores), domains (memory node + its CPUs), CPU groups
+ *   bound.c    GPU tasks kept on their GPU's package: groups and sizes
  *   seat.c     GPU tasks: homes, components, spilling, sharing cores
  *   mem.c      memory nodes of a task
  *   threads.c  the thread variables of a task
@@ -108,10 +111,10 @@ typedef struct ngi_cut_score {
 
 enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE, NGI_CUT_GROUP,
        NGI_CUT_FAMILIES };
-/* ngi_cut_choose_mode: idle units go to neighbouring slices when that
- * costs the objective nothing; FULL: no cut leaving more units idle than
- * the sizes do. */
-enum { NGI_CUT_ABSORB = 1, NGI_CUT_FULL = 2 };
+/* ngi_cut_choose_mode: ABSORB: idle units go to neighbouring slices when
+ * that costs the objective nothing; FULL: no cut leaving more units idle
+ * than the sizes do; EXACT: no cut using more units than the sizes. */
+enum { NGI_CUT_ABSORB = 1, NGI_CUT_FULL = 2, NGI_CUT_EXACT = 4 };
 
 /** What the chooser saw: each family's score (found[f] 0 = no such cut). */
 typedef struct ngi_cut_trace {
@@ -131,6 +134,23 @@ typedef struct ngi_cut_record {
 } ngi_cut_record;
 
 enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION };
+
+/** How the sizes were set (plan.c), for the explanation. */
+typedef struct ngi_sizing {
+    unsigned units;        /* allocated units (cores) */
+    unsigned smt;          /* PUs per core (the most of any core) */
+    unsigned base, extra;  /* the even level and the +1s left after it */
+    unsigned cap;          /* -c in cores, 0 = none */
+    int fixed;             /* -c is every task's size */
+    int bound;             /* GPU tasks kept on their GPU's package */
+    int shared;            /* fewer cores than tasks */
+} ngi_sizing;
+
+/** Per task: its package group when bound (bound.c). */
+typedef struct ngi_task_sizing {
+    unsigned pkg_units, pkg_tasks;  /* allocated units of its GPUs' packages, GPU tasks there */
+    int capped;                     /* those packages set its size */
+} ngi_task_sizing;
 
 #define NGI_MAX_TASKS 65536
 #define NGI_MAX_WARNINGS 16
@@ -167,7 +187,21 @@ struct ng_plan {
     char warnings[NGI_MAX_WARNINGS][256];
     ngi_cut_record *cuts;    /* the cuts made, in order (explain.c) */
     unsigned n_cuts;
+    char note[256];          /* ng_task_plan.note of GPU tasks (bound.c) */
+    ngi_sizing sizing;       /* how the sizes were set (explain.c) */
+    ngi_task_sizing *tsz;    /* per task (explain.c) */
 };
+
+/** Package groups of GPU tasks kept on their GPU's package (bound.c). */
+typedef struct ngi_pkg_groups {
+    unsigned n;
+    int *of_task;          /* per task: its group, -1 for CPU-only tasks */
+    hwloc_bitmap_t *pkgs;  /* per group: package logical indices + 1 */
+    unsigned *cap;         /* per group: allocated units in those packages */
+    unsigned *k;           /* per group: GPU tasks */
+    unsigned *room;        /* per group: units its tasks may still take as +1s */
+    int *capped;           /* per group: its packages cannot give each task the level */
+} ngi_pkg_groups;
 
 typedef struct ngi_planner {
     const ng_topology *topo;
@@ -188,6 +222,7 @@ typedef struct ngi_planner {
     hwloc_bitmap_t *home; /* per task: unit indices; NULL for CPU-only */
     hwloc_bitmap_t *slice;/* per task: unit indices owned */
     hwloc_bitmap_t used;  /* units owned by some task */
+    ngi_pkg_groups *groups; /* GPU tasks kept on their packages; NULL: not (-c, wide) */
 } ngi_planner;
 
 /* common.c */
@@ -200,6 +235,19 @@ void ngi_plan_free_domains(ngi_planner *p);
 /** Distance between two NUMA nodes (topology indices) with a fallback when
  *  the topology has none: 10 same, 20 same package, 30 otherwise. */
 unsigned ngi_plan_node_dist(const ngi_planner *p, int a, int b, int same_pkg);
+
+/* bound.c: GPU tasks kept on their GPU's package (no -c, no wide). */
+/** Package groups and every task's size by water-filling; p->base and
+ *  p->extra for the rest. 0, or -1 without memory. */
+int ngi_plan_bound_sizes(ngi_planner *p);
+void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt);
+/** 1 if task @p t may take one more unit as a +1 (always, when not bound). */
+int ngi_plan_has_room(const ngi_planner *p, unsigned t);
+void ngi_plan_take_room(ngi_planner *p, unsigned t);
+/** 1 if GPU task @p t may spill into domain @p dom (its packages, when bound). */
+int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom);
+/** The note of GPU tasks when allocated cores stay idle (bound only). */
+void ngi_plan_note_idle(ngi_planner *p);
 
 /* seat.c: GPU tasks' homes and slices; sharing when cores are scarce. */
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);

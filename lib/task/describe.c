@@ -116,6 +116,8 @@ int ng_task_describe(const ng_topology *topo, const ng_plan *plan,
         sb_printf(&sb, " (shares cores)");
     if (tp->gpu_remote)
         sb_printf(&sb, " (gpu has no local cores here)");
+    if (tp->note)
+        sb_printf(&sb, " (%s)", tp->note);
     if (res && res->warning[0])
         sb_printf(&sb, " [%s]", res->warning);
     return sb.truncated ? -1 : (int)sb.used;

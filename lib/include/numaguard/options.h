@@ -46,7 +46,8 @@ enum {
     NG_MOD_STRICT  = 1u << 2, /**< failures fail the task */
     NG_MOD_HELP    = 1u << 3, /**< print the grammar */
     NG_MOD_SMT     = 1u << 4, /**< one thread per PU instead of per core */
-    NG_MOD_CPULESS = 1u << 5  /**< memory policy may use CPU-less nodes */
+    NG_MOD_CPULESS = 1u << 5, /**< memory policy may use CPU-less nodes */
+    NG_MOD_WIDE    = 1u << 6  /**< GPU tasks may leave their GPU's package */
 };
 
 #define NG_NODEMASK_WORDS ((NG_MAX_NUMA_OS_INDEX + 1) / 64)
@@ -71,7 +72,7 @@ int ng_policy_check_nodes(const ng_policy *pol, const ng_topology *topo, char *e
 
 /** The policies and modifiers in one line for an option's short help:
  *  "local (default), prefer, interleave[:NODES], weighted[:NODES], none;
- *  modifiers verbose, quiet, strict, smt, cpuless" (help, the modifier that
+ *  modifiers verbose, quiet, strict, smt, cpuless, wide" (help, the modifier that
  *  prints the grammar, left out). Returns the length, or -1 when it does
  *  not fit in @p len. */
 int ng_policy_usage(char *buf, size_t len);

@@ -48,6 +48,10 @@ typedef struct ng_task_plan {
     const ng_env_var *env;           /**< thread variables (--omp-guard) */
     int shares_cores;                /**< 1 if another task shares a core */
     int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
+    /** What the slice alone does not say, for the verbose line (NULL if
+     *  nothing): a GPU task kept on its GPU's package while allocated cores
+     *  elsewhere stay idle, and the -c or modifier that would use them. */
+    const char *note;
     /** The node of mem_nodes listed first (OS index), -1 if none: for
      *  prefer its GPU's node, else (and for local) the node holding most of
      *  its cores. The one node to use where only one can be named

@@ -1,7 +1,10 @@
 /* Planner properties over every topology in tests/topologies x a grid of job
  * shapes: disjoint, inside the allowed set, -c a size when the step has the
  * cores, every GPU keeps a task on its home and GPU tasks leave their GPU's
- * package only when it is full, tasks = GPUs on a whole node use >= 90% of the cores, SMT
+ * package only when it is full, without -c or the wide modifier never (a
+ * remote one stays in one package) unless the package has fewer cores than
+ * its GPU tasks, tasks = GPUs on a whole node use >= 90% of the cores (of
+ * their GPUs' packages when kept there), SMT
  * siblings together, memory never on CPU-less nodes unless asked and = the
  * task's domains' nodes, threads = cores owned, adding a free core never adds
  * a straddling task, and the same input gives the same output.
@@ -142,8 +145,57 @@ static void packages_of(const ng_topology *topo, hwloc_const_bitmap_t cpus, hwlo
     } hwloc_bitmap_foreach_end();
 }
 
+/* GPU tasks (not remote) whose local cores lie in the packages @pk. */
+static unsigned gpu_tasks_in(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t pk,
+                             hwloc_const_bitmap_t allowed)
+{
+    unsigned k = 0;
+    hwloc_bitmap_t local = hwloc_bitmap_alloc();
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        const ng_task_plan *o = ng_plan_task(plan, t);
+        hwloc_bitmap_zero(local);
+        for (unsigned g = 0; g < o->n_gpus; g++)
+            hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)o->gpus[g])->cpus);
+        hwloc_bitmap_and(local, local, allowed);
+        k += o->n_gpus && hwloc_bitmap_intersects(local, pk);
+    }
+    hwloc_bitmap_free(local);
+    return k;
+}
+
+/* Without -c and without the wide modifier a GPU task stays in its GPU's
+ * package(s) (a remote task: in one package), unless those packages have
+ * fewer allowed cores than the GPU tasks kept there. */
+static int check_on_package(const ng_topology *topo, const ng_plan *plan, const ng_task_plan *tp,
+                            hwloc_const_bitmap_t local, hwloc_const_bitmap_t allowed, char *why,
+                            size_t len)
+{
+    hwloc_bitmap_t pk = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
+    int good = 1;
+    packages_of(topo, tp->cpus, mine);
+    if (hwloc_bitmap_iszero(local)) {
+        hwloc_topology_t hw = ng_topology_hwloc(topo);
+        int n = hwloc_get_nbobjs_inside_cpuset_by_type(hw, mine, HWLOC_OBJ_PACKAGE);
+        good = n <= 1;
+        if (!good)
+            snprintf(why, len, "task %u: remote GPU task over %d packages", tp->local_id, n);
+    } else {
+        packages_of(topo, local, pk);
+        if (!hwloc_bitmap_isincluded(tp->cpus, pk)) {
+            hwloc_bitmap_and(mine, pk, allowed);
+            good = count_units(topo, mine) < gpu_tasks_in(topo, plan, pk, allowed);
+            if (!good)
+                snprintf(why, len, "task %u: off its GPU's package without -c or wide",
+                         tp->local_id);
+        }
+    }
+    hwloc_bitmap_free(pk);
+    hwloc_bitmap_free(mine);
+    return good;
+}
+
 static int check_gpu_task(const ng_topology *topo, const ng_plan *plan, const ng_task_plan *tp,
-                          hwloc_const_bitmap_t allowed, char *why, size_t len)
+                          hwloc_const_bitmap_t allowed, int bound, char *why, size_t len)
 {
     hwloc_bitmap_t local = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc(),
                    used = hwloc_bitmap_alloc(), out = hwloc_bitmap_alloc();
@@ -191,6 +243,8 @@ static int check_gpu_task(const ng_topology *topo, const ng_plan *plan, const ng
             good = 0;
         }
     }
+    if (good && bound && !tp->shares_cores)
+        good = check_on_package(topo, plan, tp, local, allowed, why, len);
     hwloc_bitmap_free(local);
     hwloc_bitmap_free(pk);
     hwloc_bitmap_free(used);
@@ -246,6 +300,8 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
         if (ng_topology_numa(topo, i)->has_cpus)
             hwloc_bitmap_set(cpu_nodes, ng_topology_numa(topo, i)->os_index);
     int bind = req->policy.kind != NG_POLICY_NONE;
+    /* GPU tasks kept on their GPU's package: no -c, no wide modifier. */
+    int bound = !req->cpus_per_task && !(req->policy.mods & NG_MOD_WIDE);
     for (unsigned t = 0; t < nt && !bad; t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         hwloc_const_bitmap_t cpus = tp->cpus;
@@ -300,7 +356,7 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
         }
         /* GPU tasks: a core of their home (when the home has one per task of
          * its GPUs), and off their GPU's package only when it is full. */
-        if (tp->n_gpus && units >= nt && !check_gpu_task(topo, plan, tp, allowed, why, len)) {
+        if (tp->n_gpus && units >= nt && !check_gpu_task(topo, plan, tp, allowed, bound, why, len)) {
             bad = 1; break;
         }
         /* Memory: CPU-less nodes only when asked for. */
@@ -326,12 +382,24 @@ static int check_plan(const ng_topology *topo, const ng_plan_request *req,
     }
     (void)min_cores;
     (void)max_cores;
-    /* Tasks = GPUs, one each, whole node, no -c: >= 90% of the cores used. */
+    /* Tasks = GPUs, one each, whole node, no -c: >= 90% of the cores used,
+     * of the GPUs' packages when kept there. */
     if (!bad && bind && req->task_gpu_count && nt == ng_topology_gpu_count(topo) &&
         !req->cpus_per_task && hwloc_bitmap_isequal(allowed, ng_topology_allowed_cpus(topo)) && units >= nt) {
-        unsigned used = count_units(topo, seen);
-        if (used * 10 < units * 9) {
-            snprintf(why, len, "tasks = GPUs use %u of %u cores", used, units);
+        unsigned used = count_units(topo, seen), of = units;
+        if (bound) {
+            hwloc_bitmap_t local = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc();
+            for (unsigned g = 0; g < ng_topology_gpu_count(topo); g++)
+                hwloc_bitmap_or(local, local, ng_topology_gpu(topo, g)->cpus);
+            packages_of(topo, local, pk);
+            hwloc_bitmap_and(pk, pk, allowed);
+            of = hwloc_bitmap_iszero(pk) ? units : count_units(topo, pk);
+            hwloc_bitmap_free(local);
+            hwloc_bitmap_free(pk);
+        }
+        if (used * 10 < of * 9) {
+            snprintf(why, len, "tasks = GPUs use %u of %u cores%s", used, of,
+                     bound ? " of their GPUs' packages" : "");
             bad = 1;
         }
     }
@@ -522,7 +590,7 @@ static void free_core_property(const char *name, const ng_topology *topo, unsign
 }
 
 static const char *const policies[] = {"local", "prefer,smt", "interleave", "weighted,cpuless",
-                                       "none", "local,cpuless"};
+                                       "none", "local,cpuless", "local,wide"};
 
 static void grid(const char *name, const ng_topology *topo)
 {

@@ -1,0 +1,229 @@
+/* GPU tasks stay on their GPU's package (docs/planner.md, rule 3).
+ *
+ * Without -c and without the `wide` modifier, a GPU task's CPUs stay in the
+ * package(s) of its home: host buffers and data-loading threads on another
+ * socket would cross the socket link on every copy to the GPU. GPU tasks
+ * whose homes' packages overlap form a package group; the step's cores are
+ * shared by water-filling: the largest even level L such that
+ *     sum over groups of min(k * L, cores of the group's packages)
+ *   + CPU-only tasks * L  <=  allocated cores
+ * (k: the group's GPU tasks, each at least one core). A group whose
+ * packages cannot give its tasks L each ("capped") shares its packages'
+ * cores; the other tasks get L and the cores left over as +1s. So the
+ * cores GPU tasks leave on other packages go to the step's CPU-only
+ * tasks, or stay idle when it has none (the plan says so: note_idle()).
+ * A group with more tasks than cores still gives each task one core,
+ * found beyond its packages (the only way a GPU task leaves them).
+ */
+#include "private/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int find_root(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+/* Package ids (+1: a unit of no package is 0) of @units. */
+static void packages_of(const ngi_planner *p, hwloc_const_bitmap_t units, hwloc_bitmap_t out)
+{
+    int u;
+    hwloc_bitmap_zero(out);
+    hwloc_bitmap_foreach_begin(u, units) {
+        hwloc_bitmap_set(out, (unsigned)(p->units[u].pkg + 1));
+    } hwloc_bitmap_foreach_end();
+}
+
+static ngi_pkg_groups *groups_alloc(unsigned nt)
+{
+    ngi_pkg_groups *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->of_task = malloc(nt * sizeof *g->of_task);
+    g->pkgs = calloc(nt, sizeof *g->pkgs);
+    g->cap = calloc(nt, sizeof *g->cap);
+    g->k = calloc(nt, sizeof *g->k);
+    g->room = calloc(nt, sizeof *g->room);
+    g->capped = calloc(nt, sizeof *g->capped);
+    if (!g->of_task || !g->pkgs || !g->cap || !g->k || !g->room || !g->capped) {
+        ngi_plan_free_groups(g, 0);
+        return NULL;
+    }
+    return g;
+}
+
+void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt)
+{
+    if (!g)
+        return;
+    for (unsigned i = 0; g->pkgs && i < nt; i++)
+        hwloc_bitmap_free(g->pkgs[i]);
+    free(g->of_task);
+    free(g->pkgs);
+    free(g->cap);
+    free(g->k);
+    free(g->room);
+    free(g->capped);
+    free(g);
+}
+
+/* GPU tasks whose homes' packages overlap are one group. */
+static void build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t *tp, int *parent)
+{
+    unsigned nt = p->req->ntasks;
+    for (unsigned a = 0; a < nt; a++) {
+        parent[a] = (int)a;
+        g->of_task[a] = -1;
+        for (unsigned b = 0; b < a && p->home[a]; b++)
+            if (p->home[b] && hwloc_bitmap_intersects(tp[a], tp[b]))
+                parent[find_root(parent, (int)a)] = find_root(parent, (int)b);
+    }
+    for (unsigned t = 0; t < nt; t++) {
+        if (!p->home[t])
+            continue;
+        int r = find_root(parent, (int)t);
+        if (g->of_task[r] < 0) {
+            g->of_task[r] = (int)g->n;
+            g->pkgs[g->n++] = hwloc_bitmap_alloc();
+        }
+        g->of_task[t] = g->of_task[r];
+        hwloc_bitmap_or(g->pkgs[g->of_task[t]], g->pkgs[g->of_task[t]], tp[t]);
+        g->k[g->of_task[t]]++;
+    }
+    for (unsigned u = 0; u < p->n_units; u++)
+        for (unsigned i = 0; i < g->n; i++)
+            g->cap[i] += hwloc_bitmap_isset(g->pkgs[i], (unsigned)(p->units[u].pkg + 1));
+}
+
+/* Cores the step needs at level L (each GPU task at least one). */
+static unsigned long demand(const ngi_pkg_groups *g, unsigned cpu_tasks, unsigned long L)
+{
+    unsigned long d = cpu_tasks * L;
+    for (unsigned i = 0; i < g->n; i++) {
+        unsigned long want = g->k[i] * L < g->cap[i] ? g->k[i] * L : g->cap[i];
+        d += want > g->k[i] ? want : g->k[i];
+    }
+    return d;
+}
+
+/* The water level and the sizes it gives; the +1s are left in p->extra. */
+static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
+{
+    unsigned long lo = 1, hi = p->n_units;
+    while (lo < hi) {
+        unsigned long mid = (lo + hi + 1) / 2;
+        if (demand(g, cpu_tasks, mid) <= p->n_units)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    p->base = (unsigned)lo;
+    p->extra = p->n_units - (unsigned)demand(g, cpu_tasks, lo);
+    for (unsigned i = 0; i < g->n; i++) {
+        g->capped[i] = g->k[i] * lo >= g->cap[i];
+        g->room[i] = g->capped[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
+    }
+    for (unsigned t = 0; t < p->req->ntasks; t++) {
+        int i = g->of_task[t];
+        p->size[t] = p->base;
+        if (i < 0 || !g->capped[i])
+            continue;
+        /* A capped group shares its packages' cores, the +1s first; room
+         * counts the +1s still to give. */
+        unsigned s = g->cap[i] / g->k[i], e = g->cap[i] % g->k[i];
+        p->size[t] = s ? s + (g->room[i] < e) : 1;
+        g->room[i] += g->room[i] < e;
+    }
+    for (unsigned i = 0; i < g->n; i++)
+        if (g->capped[i])
+            g->room[i] = 0;
+}
+
+int ngi_plan_bound_sizes(ngi_planner *p)
+{
+    unsigned nt = p->req->ntasks, cpu_tasks = 0;
+    ngi_pkg_groups *g = groups_alloc(nt);
+    hwloc_bitmap_t *tp = calloc(nt, sizeof *tp);
+    int *parent = malloc(nt * sizeof *parent);
+    int rc = g && tp && parent ? 0 : -1;
+    for (unsigned t = 0; rc == 0 && t < nt; t++) {
+        cpu_tasks += !p->home[t];
+        if (p->home[t] && (tp[t] = hwloc_bitmap_alloc()) != NULL)
+            packages_of(p, p->home[t], tp[t]);
+        else if (p->home[t])
+            rc = -1;
+    }
+    if (rc == 0) {
+        build_groups(p, g, tp, parent);
+        fill(p, g, cpu_tasks);
+        p->groups = g;
+    } else {
+        ngi_plan_free_groups(g, nt);
+    }
+    for (unsigned t = 0; tp && t < nt; t++)
+        hwloc_bitmap_free(tp[t]);
+    free(tp);
+    free(parent);
+    return rc;
+}
+
+int ngi_plan_has_room(const ngi_planner *p, unsigned t)
+{
+    const ngi_pkg_groups *g = p->groups;
+    if (!g || g->of_task[t] < 0)
+        return 1;
+    return !g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
+}
+
+void ngi_plan_take_room(ngi_planner *p, unsigned t)
+{
+    ngi_pkg_groups *g = p->groups;
+    if (g && g->of_task[t] >= 0 && g->room[g->of_task[t]] > 0)
+        g->room[g->of_task[t]]--;
+}
+
+int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom)
+{
+    const ngi_pkg_groups *g = p->groups;
+    if (!g || g->of_task[t] < 0)
+        return 1;
+    return hwloc_bitmap_isset(g->pkgs[g->of_task[t]], (unsigned)(p->doms[dom].pkg + 1));
+}
+
+/* Idle allocated cores while GPU tasks were kept on their packages: said
+ * in every GPU task's note (the verbose line, plan --explain), with the -c
+ * that would spread the tasks over them (every task the even share of the
+ * allocation, as a size). */
+void ngi_plan_note_idle(ngi_planner *p)
+{
+    if (!p->groups)
+        return;
+    unsigned idle = 0, nt = p->req->ntasks, smallest = ~0u;
+    hwloc_bitmap_t pk = hwloc_bitmap_alloc();
+    for (unsigned u = 0; pk && u < p->n_units; u++)
+        if (!hwloc_bitmap_isset(p->used, u)) {
+            idle++;
+            hwloc_bitmap_set(pk, (unsigned)(p->units[u].pkg < 0 ? 0 : p->units[u].pkg));
+        }
+    for (unsigned t = 0; t < nt; t++)
+        if (p->home[t] && p->size[t] < smallest)
+            smallest = p->size[t];
+    if (idle && pk) {
+        char list[64], c[96] = "";
+        ng_list_format(pk, list, sizeof list);
+        unsigned even = p->n_units / nt, smt = p->max_smt ? p->max_smt : 1;
+        if (even > smallest)
+            snprintf(c, sizeof c, "--cpus-per-task %u or ", even * smt);
+        snprintf(p->plan->note, sizeof p->plan->note,
+                 "kept on its GPU's package: %u allocated core%s on package%s %s stay%s idle; "
+                 "%sthe --numa-policy modifier wide would use them", idle, idle > 1 ? "s" : "",
+                 hwloc_bitmap_weight(pk) > 1 ? "s" : "", list, idle > 1 ? "" : "s", c);
+        for (unsigned t = 0; t < nt; t++)
+            if (p->home[t])
+                p->plan->tasks[t].note = p->plan->note;
+    }
+    hwloc_bitmap_free(pk);
+}
