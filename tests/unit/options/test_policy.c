@@ -37,6 +37,7 @@ static const struct {
     {"quiet,none", NG_POLICY_NONE, M_Q, "", "none,quiet"},
     {"cpuless,smt,help,strict,verbose,local", NG_POLICY_LOCAL, M_C | M_T | M_H | M_S | M_V, "",
      "local,verbose,strict,help,smt,cpuless"},
+    {"wide,local,cpuless", NG_POLICY_LOCAL, M_C | NG_MOD_WIDE, "", "local,cpuless,wide"},
     {"interleave:all", NG_POLICY_INTERLEAVE, 0, "", "interleave"},
     {"weighted:all,cpuless", NG_POLICY_WEIGHTED, M_C, "", "weighted,cpuless"},
     {"interleave:0-3", NG_POLICY_INTERLEAVE, 0, "0-3", "interleave:0-3"},
