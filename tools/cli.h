@@ -18,6 +18,8 @@ void json_begin_array(json_out *j, const char *key);
 void json_end_array(json_out *j);
 void json_string(json_out *j, const char *key, const char *value);
 void json_uint(json_out *j, const char *key, unsigned long long value);
+void json_int(json_out *j, const char *key, long long value);
+void json_fixed2(json_out *j, const char *key, double value);
 void json_bool(json_out *j, const char *key, int value);
 /* An array of OS indices from a bitmap. */
 void json_index_array(json_out *j, const char *key, hwloc_const_bitmap_t set);

@@ -46,7 +46,8 @@ static const char exec_usage[] =
     "                 'none' (default: CUDA_VISIBLE_DEVICES, else ROCR_VISIBLE_DEVICES);\n"
     "                 when the list has exactly local-size entries, rank r owns entry r\n"
     "  --verbose      one line on stderr saying where this rank went\n"
-    "  --dry-run      (alias --explain) print this rank's placement and why; run nothing\n"
+    "  --dry-run      print this rank's placement and why; run nothing\n"
+    "  --explain      --dry-run, plus the planner's terms and reasons for this rank\n"
     "  --json         with --dry-run: one JSON document (docs/json.md)\n";
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
@@ -112,7 +113,7 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"gpus", required_argument, NULL, 'g'},
         {"verbose", no_argument, NULL, 'v'},
         {"dry-run", no_argument, NULL, 'n'},
-        {"explain", no_argument, NULL, 'n'},
+        {"explain", no_argument, NULL, 'x'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -133,6 +134,7 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'g': o->gpus = optarg; break;
         case 'v': o->verbose = 1; break;
         case 'n': o->dry_run = 1; break;
+        case 'x': o->dry_run = o->explain = 1; break;
         case 'j': o->common.json = 1; break;
         case 'R':
             if ((v = cli_parse_uint(optarg, 65535)) < 0)
@@ -289,7 +291,12 @@ static int compute_plan(exec_state *s, char *err, size_t len)
     req.net = s->net;
     req.nic_filter = &s->nic_filter;
     s->plan_rank = s->prebound ? 0 : r;
-    return ng_plan_compute(s->topo, &req, &s->plan, err, len) < 0 ? 1 : 0;
+    if (ng_plan_compute(s->topo, &req, &s->plan, err, len) < 0)
+        return 1;
+    /* --explain: the planner's reasons; a failure only leaves them out. */
+    if (s->o.explain && ng_plan_explain(s->topo, &req, s->plan, &s->why, NULL, 0) < 0)
+        s->why = NULL;
+    return 0;
 }
 
 /* Topology, masks, GPUs, plan. Returns 0, 2 (usage) or 1 (err says why). */
@@ -405,6 +412,7 @@ static int place(exec_state *s, env_record *rec, char *err, size_t len)
 
 static void state_free(exec_state *s, env_record *rec)
 {
+    ng_plan_explanation_free(s->why);
     ng_plan_free(s->plan);
     hwloc_bitmap_free(s->current);
     hwloc_bitmap_free(s->allowed);

@@ -1,5 +1,6 @@
 /* numaguard plan: the per-task placement for a job shape on a topology. */
 #include "cli.h"
+#include "why.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,18 +12,19 @@ static const char plan_usage[] =
     "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
     "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
-    "                      [--net-deny LIST] [--topology FILE] [--json]\n"
+    "                      [--net-deny LIST] [--topology FILE] [--json] [--explain]\n"
     "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
     "                an empty entry is a CPU-only task\n"
     "  --net-affinity  each task's nearest NIC(s): auto (bare option), N, off (default),\n"
     "                ,force, ,nccl-per-rank (write --net-affinity=N, with '=')\n"
-    "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n";
+    "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n"
+    "  --explain     per task the objective's terms and why; every cut's candidates\n";
 
 typedef struct plan_opts {
     common_opts common;
     unsigned tasks, gpus_per_task, cpus_per_task;
     const char *task_gpus, *cpus, *policy, *omp, *net, *net_allow, *net_deny;
-    int omp_given, net_given;
+    int omp_given, net_given, explain;
 } plan_opts;
 
 static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
@@ -51,6 +53,7 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"net-affinity", optional_argument, NULL, 'N'},
         {"net-allow", required_argument, NULL, 'A'},
         {"net-deny", required_argument, NULL, 'D'},
+        {"explain", no_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -71,6 +74,7 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'N': o->net = optarg ? optarg : "auto"; o->net_given = 1; break;
         case 'A': o->net_allow = optarg; break;
         case 'D': o->net_deny = optarg; break;
+        case 'x': o->explain = 1; break;
         case 'h': fputs(plan_usage, stdout); exit(0);
         default: fputs(plan_usage, stderr); return 2;
         }
@@ -164,7 +168,7 @@ static unsigned task_threads(const ng_task_plan *tp)
     return tp->threads;
 }
 
-static void plan_json(const ng_topology *topo, const ng_plan *plan)
+static void plan_json(const ng_topology *topo, const ng_plan *plan, const ng_plan_explanation *why)
 {
     json_out j = {.f = stdout};
     char list[8192];
@@ -203,6 +207,8 @@ static void plan_json(const ng_topology *topo, const ng_plan *plan)
     for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
         json_string(&j, NULL, ng_plan_warning(plan, i));
     json_end_array(&j);
+    if (why)
+        why_plan_json(&j, plan, why);
     json_end_object(&j);
 }
 
@@ -288,17 +294,23 @@ int cmd_plan(int argc, char **argv)
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
     ng_plan_request req = {0};
     ng_plan *plan = NULL;
+    ng_plan_explanation *why = NULL;
     char err[512];
     static ng_nic_filter filter; /* 2 KB: not on the stack */
     rc = build_request(&o, topo, &req, cpus, count, offset, gpus, &filter);
     if (!rc && ng_plan_compute(topo, &req, &plan, err, sizeof(err)) < 0)
         rc = cli_error(1, "plan: %s", err);
+    if (!rc && o.explain && ng_plan_explain(topo, &req, plan, &why, err, sizeof err) < 0)
+        rc = cli_error(1, "plan: --explain: %s", err);
     if (!rc) {
         if (o.common.json)
-            plan_json(topo, plan);
+            plan_json(topo, plan, why);
         else
             plan_text(topo, plan, req.net.mode != NG_NET_OFF);
+        if (why && !o.common.json)
+            why_plan_text(plan, why);
     }
+    ng_plan_explanation_free(why);
     ng_plan_free(plan);
     hwloc_bitmap_free(cpus);
     free(count);

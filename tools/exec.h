@@ -8,7 +8,7 @@
 typedef struct exec_opts {
     common_opts common;
     const char *policy, *omp, *gpus, *net, *net_allow, *net_deny;
-    int omp_given, net_given, verbose, dry_run;
+    int omp_given, net_given, verbose, dry_run, explain;
     int have_rank, have_size;
     unsigned rank, size;
     char **cmd;               /* NULL with --dry-run and no command */
@@ -27,6 +27,7 @@ typedef struct exec_state {
     int prebound;              /* the launcher bound this rank: its mask is kept */
     ng_topology *topo;
     ng_plan *plan;
+    ng_plan_explanation *why;  /* --explain: the planner's reasons (NULL without) */
     hwloc_bitmap_t current;    /* this process's affinity (live topology only) */
     hwloc_bitmap_t allowed;    /* CPUs it may use (the cgroup's cpuset) */
     ng_rank_gpus rg;

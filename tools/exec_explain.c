@@ -2,6 +2,7 @@
  * launcher's environment and the current mask, and why; nothing is run.
  * Text (one "key  value" line each) or one JSON document (docs/json.md). */
 #include "exec.h"
+#include "why.h"
 
 #include <string.h>
 
@@ -67,6 +68,30 @@ static void text_line(const char *key, const char *value)
     printf("%-10s %s\n", key, value && value[0] ? value : "none");
 }
 
+/* --explain: the planner's terms and reasons for this rank. */
+static void why_text(const exec_state *s, const ng_task_plan *tp)
+{
+    const ng_task_terms *why = s->why && tp ? ng_plan_explain_task(s->why, s->plan_rank) : NULL;
+    char buf[512];
+    if (!why)
+        return;
+    why_terms_text(why, tp->n_gpus > 0, buf, sizeof buf);
+    text_line("terms", buf);
+    text_line("why", why->why);
+    if (tp->note)
+        text_line("note", tp->note);
+}
+
+static void why_json(json_out *j, const exec_state *s, const ng_task_plan *tp)
+{
+    const ng_task_terms *why = s->why && tp ? ng_plan_explain_task(s->why, s->plan_rank) : NULL;
+    if (!why)
+        return;
+    json_begin_object(j, "explain");
+    why_terms_json(j, why, tp->note);
+    json_end_object(j);
+}
+
 static void explain_text(const exec_state *s, const explain *x, const char *const *names,
                          const char *const *values, unsigned n, const char *failure)
 {
@@ -108,6 +133,7 @@ static void explain_text(const exec_state *s, const explain *x, const char *cons
     }
     if (s->res.net_kept[0])
         text_line("kept", s->res.net_kept);
+    why_text(s, tp);
     for (unsigned i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "%s=%s", names[i], values[i]);
         text_line("env", buf);
@@ -156,6 +182,7 @@ static void explain_json(const exec_state *s, const explain *x, const char *cons
         json_string(&j, NULL, ng_topology_nic(s->topo, tp->nics[k])->name);
     json_end_array(&j);
     json_string(&j, "net_kept", s->res.net_kept);
+    why_json(&j, s, tp);
     json_begin_object(&j, "env");
     for (unsigned i = 0; i < n; i++)
         json_string(&j, names[i], values[i]);

@@ -89,6 +89,19 @@ void json_uint(json_out *j, const char *key, unsigned long long value)
     fprintf(j->f, "%llu", value);
 }
 
+void json_int(json_out *j, const char *key, long long value)
+{
+    sep(j, key);
+    fprintf(j->f, "%lld", value);
+}
+
+/* A fraction with two decimals (effective cores); never NaN or infinite. */
+void json_fixed2(json_out *j, const char *key, double value)
+{
+    sep(j, key);
+    fprintf(j->f, "%.2f", value == value && value < 1e15 && value > -1e15 ? value : 0.0);
+}
+
 void json_bool(json_out *j, const char *key, int value)
 {
     sep(j, key);

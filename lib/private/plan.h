@@ -12,6 +12,8 @@
  *   threads.c  the thread variables of a task
  *   net.c      the NICs of each task (--net-affinity)
  *   plan.c     request checks, orchestration, sizes, the public calls
+ *   why.c      one sentence per task (plans alternatives again: above plan.c)
+ *   explain.c  ng_plan_explain: the objective's terms, the cuts, the sentences
  *
  * Vocabulary (docs/planner.md):
  *  - unit:   one core (its allowed PUs together) or a lone PU.
@@ -304,6 +306,30 @@ int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s
                   unsigned e, unsigned lo, unsigned hi, unsigned *start, unsigned *len);
 /** "consecutive", "moved", "numa-aligned", "package-aligned", "group-aligned". */
 const char *ngi_cut_family_name(int family);
+
+/* why.c (above plan.c: it plans alternatives again with ng_plan_compute):
+ * one sentence per task for ng_plan_explain (explain.c). */
+#define NGI_WHY_ALTS 12
+typedef struct ngi_why {
+    const ng_topology *topo;
+    const ng_plan_request *req;
+    const ng_plan *plan;           /* the plan explained (CPU sets of every task) */
+    const ngi_planner *p;          /* the request's units, domains and groups */
+    const ng_task_terms *terms;    /* per task */
+    const ng_plan_cut *cuts;
+    unsigned straddle_size;        /* no_straddle_size(), once */
+    int straddle_size_known;
+    unsigned n_alts;
+    struct {
+        unsigned cpus_per_task, mods;
+        ng_plan *plan;             /* NULL: could not be planned */
+    } alts[NGI_WHY_ALTS];
+} ngi_why;
+/** Task @p t's sentence into @p buf. */
+void ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len);
+/** The units (indices into w->p->units) of task @p t of @p plan. */
+void ngi_why_units(const ngi_planner *p, const ng_plan *plan, unsigned t, hwloc_bitmap_t out);
+void ngi_why_free(ngi_why *w);
 
 /* mem.c */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);

@@ -84,6 +84,71 @@ const ng_task_plan *ng_plan_task(const ng_plan *plan, unsigned local_id);
 unsigned ng_plan_warning_count(const ng_plan *plan);
 const char *ng_plan_warning(const ng_plan *plan, unsigned i);
 
+/* ---- why: the objective's terms of a plan (docs/planner.md) ---------- */
+
+/** One task's part in the objective. */
+typedef struct ng_task_terms {
+    unsigned cores;          /**< cores owned */
+    double effective;        /**< effective cores: one off its main node counts 10/distance */
+    int main_node;           /**< OS index of the node holding most of its cores (-1: none) */
+    /** A GPU task: cores off its GPUs' CPU-bearing node(s); a CPU-only task:
+     *  cores off its main node. */
+    unsigned off_cores;
+    unsigned off_distance;   /**< the farthest of those (NUMA distance; 0: none) */
+    unsigned nodes;          /**< NUMA nodes its cores span */
+    unsigned groups;         /**< CPU groups (an L3, a memoryless die, in a node) spanned */
+    unsigned packages;       /**< packages spanned */
+    int cut;                 /**< the cut that placed it (ng_plan_explain_cut), -1: none */
+    /** One sentence computed from the terms and from re-planned
+     *  alternatives: why this slice, and which -c or policy gives what. */
+    const char *why;
+} ng_task_terms;
+
+/** A candidate of a cut: a family of cuts and its score. */
+typedef struct ng_cut_candidate {
+    const char *family;      /**< consecutive, moved, numa-aligned, package-aligned, group-aligned */
+    double min_effective;    /**< 1st term: the smallest task's effective cores */
+    unsigned min_cores;      /**< 2nd term: the smallest task's cores */
+    unsigned idle;           /**< tie-breaks: idle cores, */
+    unsigned straddles;      /**< tasks over two NUMA nodes or more, */
+    unsigned spans;          /**< extra CPU groups spanned (per task, groups - 1) */
+} ng_cut_candidate;
+
+/** One cut the planner made: a line of cores shared by some tasks. */
+typedef struct ng_plan_cut {
+    /** "CPU-only tasks", "GPU tasks on their GPUs' cores", or "GPU tasks on
+     *  their GPUs' cores and the nearest free ones". */
+    const char *what;
+    unsigned n_tasks;
+    const unsigned *tasks;   /**< local ids, in slice order */
+    unsigned cores;          /**< cores on the line */
+    unsigned n_candidates;
+    const ng_cut_candidate *candidates;
+    int chosen;              /**< index into candidates; -1: too few cores, tasks share */
+    /** What decided against the runner-up, e.g. "fewer CPU groups spanned
+     *  (0 against 16 for the consecutive cut)". */
+    const char *decided;
+} ng_plan_cut;
+
+/** Opaque: the explanation of one plan. */
+typedef struct ng_plan_explanation ng_plan_explanation;
+
+/** Explain @p plan, computed by ng_plan_compute() from @p topo and @p req
+ *  (both read only during the call): per task the objective's terms and
+ *  one sentence, per cut its candidates and scores. Alternatives (another
+ *  -c, the wide modifier) are planned again to be checked before a
+ *  sentence names them. Pure, thread-safe. *out is freed with
+ *  ng_plan_explanation_free(); -1 (err says why) without memory or when
+ *  the request cannot be planned again. */
+int ng_plan_explain(const ng_topology *topo, const ng_plan_request *req, const ng_plan *plan,
+                    ng_plan_explanation **out, char *err, size_t errlen);
+void ng_plan_explanation_free(ng_plan_explanation *x);
+/** Task @p local_id's terms (NULL past the end); owned by @p x. */
+const ng_task_terms *ng_plan_explain_task(const ng_plan_explanation *x, unsigned local_id);
+/** The cuts, in the order the planner made them; owned by @p x. */
+unsigned ng_plan_explain_cut_count(const ng_plan_explanation *x);
+const ng_plan_cut *ng_plan_explain_cut(const ng_plan_explanation *x, unsigned i);
+
 #ifdef __cplusplus
 }
 #endif
