@@ -197,8 +197,8 @@ int ngi_cut_choose_full(const ngi_cut_line *line, unsigned nt, unsigned s, unsig
 
 /* Keep what the chooser saw, for the explanation (explain.c). A record
  * that cannot be kept (no memory) only thins the explanation. */
-static void record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
-                       const ngi_cut_trace *trace)
+void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
+                         const ngi_cut_trace *trace)
 {
     ng_plan *plan = p->plan;
     ngi_cut_record *grown = realloc(plan->cuts, (plan->n_cuts + 1) * sizeof *grown);
@@ -279,7 +279,7 @@ int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                                                &trace);
     if (fam < 0)
         share_round_robin(p, tasks, nt, n, start, len);
-    record_cut(p, tasks, nt, n, exact == 0 ? NGI_CUT_WHAT_CPU : exact == 1 ? NGI_CUT_WHAT_HOME
+    ngi_plan_record_cut(p, tasks, nt, n, exact == 0 ? NGI_CUT_WHAT_CPU : exact == 1 ? NGI_CUT_WHAT_HOME
                                                                           : NGI_CUT_WHAT_REGION,
                &trace);
     for (unsigned t = 0; t < nt; t++) {

@@ -28,6 +28,8 @@ static const char *const what_names[] = {
     [NGI_CUT_WHAT_CPU] = "CPU-only tasks",
     [NGI_CUT_WHAT_HOME] = "GPU tasks on their GPUs' cores",
     [NGI_CUT_WHAT_REGION] = "GPU tasks on their GPUs' cores and the nearest free ones",
+    [NGI_CUT_WHAT_NEAREST] = "GPU tasks whose GPUs' cores overlap",
+    [NGI_CUT_WHAT_SHARED] = "tasks sharing cores",
 };
 
 /* OS indices of the CPU-bearing nodes of task @t's GPUs. */
@@ -208,7 +210,11 @@ static void fill_cut(ng_plan_explanation *x, const ngi_cut_record *rec, unsigned
             .min_cores = sc->min_raw, .idle = sc->idle, .straddles = sc->straddles,
             .spans = sc->spans};
     }
-    decided(&rec->trace, x->decided[i], DECIDED_LEN);
+    if (rec->what == NGI_CUT_WHAT_NEAREST)
+        snprintf(x->decided[i], DECIDED_LEN, "no cut: each task takes the free cores of its own "
+                 "GPUs first, then the nearest");
+    else
+        decided(&rec->trace, x->decided[i], DECIDED_LEN);
     for (unsigned k = 0; k < rec->nt; k++)
         if (rec->tasks[k] < x->nt)
             x->terms[rec->tasks[k]].cut = (int)i;

@@ -523,10 +523,14 @@ static void cut_mixed(ngi_planner *p, comp *k)
 static void cut_comp(ngi_planner *p, comp *k)
 {
     k->done = 1;
-    if (k->identical)
+    if (k->identical) {
         cut_identical(p, k);
-    else
-        cut_mixed(p, k);
+        return;
+    }
+    cut_mixed(p, k);
+    ngi_cut_trace none = {.chosen = -1};
+    ngi_plan_record_cut(p, k->tasks, k->n, (unsigned)hwloc_bitmap_weight(k->region),
+                        NGI_CUT_WHAT_NEAREST, &none);
 }
 
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
@@ -629,6 +633,8 @@ void ngi_plan_share_cores(ngi_planner *p)
         p->plan->tasks[t].shares_cores = 1;
     }
     ngi_plan_warn(p->plan, "%u tasks share %u cores: tasks will compete for CPUs", nt, n);
+    ngi_cut_trace none = {.chosen = -1};
+    ngi_plan_record_cut(p, order, nt, n, NGI_CUT_WHAT_SHARED, &none);
     free(load);
     free(order);
 }

@@ -135,7 +135,8 @@ typedef struct ngi_cut_record {
     ngi_cut_trace trace;
 } ngi_cut_record;
 
-enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION };
+enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION, NGI_CUT_WHAT_NEAREST,
+       NGI_CUT_WHAT_SHARED };
 
 /** How the sizes were set (plan.c), for the explanation. */
 typedef struct ngi_sizing {
@@ -255,6 +256,9 @@ void ngi_plan_note_idle(ngi_planner *p);
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_share_cores(ngi_planner *p);
+/** Keep a cut's record in the plan (cut.c; without memory it is left out). */
+void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
+                         const ngi_cut_trace *trace);
 /** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
  *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
  *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may

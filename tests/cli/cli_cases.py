@@ -102,12 +102,25 @@ check_plan("xe8640 8 tasks on 4 GPUs (--task-gpus)", XE,
            cpus=["28-41,140-153", "42-55,154-167", "0-13,112-125", "14-27,126-139",
                  "84-97,196-209", "98-111,210-223", "56-69,168-181", "70-83,182-195"],
            mems=[[2], [3], [0], [1], [6], [7], [4], [5]], threads=[14] * 8)
-# Tasks of two GPUs that share a 4-core socket, 4 cores each: both keep half
-# of their GPUs' socket (a 4|4 cut would put one GPU's task wholly on the
-# other socket).
-check_plan("witherspoon 2 GPUs of one socket: both keep home cores", W,
+# Tasks of two GPUs that share a 4-core socket: both stay on it, 2 cores
+# each (the planner v2 gave each 2 cores on each socket, memory on both).
+check_plan("witherspoon 2 GPUs of one socket: both stay on it", W,
            ["--tasks", "2", "--gpus-per-task", "1"],
-           cpus=["0-7,88-95", "8-15,96-103"], mems=[[0, 8], [0, 8]])
+           cpus=["0-7", "8-15"], mems=[[0], [0]])
+# The user guide's GH200-class recipe (issue 21): no task on two sockets,
+# memory on its GPU's socket and its GPU's own memory node.
+check_plan("witherspoon 2 GPU tasks local,cpuless", W,
+           ["--tasks", "2", "--gpus-per-task", "1", "--numa-policy", "local,cpuless"],
+           cpus=["0-7", "8-15"], mems=[[0, 255], [0, 254]])
+# With wide (or -c 16): 4 cores each, both sockets, as the planner v2 did;
+# with -c 16 each task's 4 cores are 2 on each socket (every GPU keeps a
+# task on its home).
+check_plan("witherspoon 2 GPU tasks local,cpuless,wide", W,
+           ["--tasks", "2", "--gpus-per-task", "1", "--numa-policy", "local,cpuless,wide"],
+           cpus=["0-7,88-95", "8-15,96-103"], mems=[[0, 8, 255], [0, 8, 254]])
+check_plan("witherspoon 2 GPU tasks -c 16", W,
+           ["--tasks", "2", "--gpus-per-task", "1", "--cpus-per-task", "16"],
+           cpus=["0-7,88-95", "8-15,96-103"])
 check_plan("xe8640 bus ids in --task-gpus", XE, ["--tasks", "2", "--task-gpus", "0000:db:00.0;5f:00.0"],
            cpus=["56-111,168-223", "0-55,112-167"], gpus=[["0000:db:00.0"], ["0000:5f:00.0"]])
 # Slurm -c 4 on SMT2 = 2 whole cores per task.
@@ -223,13 +236,21 @@ check_plan("meluxina 4 tasks x 1 A100 use all 64 cores", "meluxina-4xa100-epyc74
            ["--tasks", "4", "--gpus-per-task", "1"],
            cpus=["16-31,80-95", "0-15,64-79", "48-63,112-127", "32-47,96-111"],
            mems=[[2, 3], [0, 1], [6, 7], [4, 5]], threads=[16] * 4)
-# One GPU task on a whole node uses the node (v1: its 16 local cores of 128).
-check_plan("jusuf 1 GPU task uses the whole node", "jusuf-1xv100-epyc7742-nps4-hwloc1.xml",
-           ["--tasks", "1", "--gpus-per-task", "1"], cpus=["0-255"], threads=[128])
-# Memoryless CPUs (node 0 offline): attached to node 1, memory bound there.
+# One GPU task on a whole node uses its GPU's socket (v1: its 16 local
+# cores of 128; v2: the whole node, half of it across the socket link);
+# wide gives it the whole node.
+check_plan("jusuf 1 GPU task uses its GPU's socket", "jusuf-1xv100-epyc7742-nps4-hwloc1.xml",
+           ["--tasks", "1", "--gpus-per-task", "1"], cpus=["0-63,128-191"], threads=[64],
+           mems=[[0, 1, 2, 3]])
+check_plan("jusuf 1 GPU task, wide: the whole node", "jusuf-1xv100-epyc7742-nps4-hwloc1.xml",
+           ["--tasks", "1", "--gpus-per-task", "1", "--numa-policy", "local,wide"],
+           cpus=["0-255"], threads=[128])
+# Memoryless CPUs (node 0 offline): attached to node 1, memory bound there;
+# each task inside one CPU group (node 1's 8 cores | package 0's 9; v2 gave
+# task 0 one core of package 0 as its +1).
 check_plan("offline node 0: memoryless CPUs bind the one attached node",
            "r630-offline-cpus-offline-node0.xml", ["--tasks", "2"],
-           cpus=["4-5,7,9,11,13,15,17,19", "6,8,10,12,14,16,18,20"], mems=[[1], [1]])
+           cpus=["5,7,9,11,13,15,17,19", "4,6,8,10,12,14,16,18,20"], mems=[[1], [1]])
 # GH200 model: one task per superchip, its 72 Grace cores; GPU memory only with cpuless.
 GH = "gh200-4superchip-synthetic.xml"
 check_plan("gh200 4 tasks x 1 GPU: one Grace each", GH, ["--tasks", "4", "--gpus-per-task", "1"],
@@ -327,6 +348,164 @@ ok(x.get("env", {}).get("UCX_NET_DEVICES") == "mlx5_1:1" and x.get("net_kept") =
    "exec --net-affinity=auto,force overwrites UCX_NET_DEVICES", pr.stdout + pr.stderr)
 rc, out, err = run("exec", "--net-affinity", "2", "true")
 ok(rc == 2 and "write --net-affinity=2" in err, "exec --net-affinity 2: the value must follow '='", err)
+
+# --- issue 21: GPU tasks on their GPU's package, L3-aligned cuts, no mixed
+# groups, memoryless dies spread, --explain -----------------------------------
+# 32 CPU-only tasks on 48 cores in 3-core L3s (JUWELS Booster NPS4; Corona
+# Rome NPS1): a 2- and a 1-core task per L3, none over two (v2: 5 did,
+# 2-3 / 8-9 / ...).
+L3_32 = [c for k in range(8) for c in (f"{6*k}-{6*k+1},{48+6*k}-{48+6*k+1}", f"{6*k+2},{48+6*k+2}",
+                                        f"{6*k+3}-{6*k+4},{48+6*k+3}-{48+6*k+4}", f"{6*k+5},{48+6*k+5}")]
+for topo in (JUWELS, "corona-rome-8xmi50-rsmi.xml"):
+    check_plan(f"{topo}: 32 CPU-only tasks L3-aligned", topo, ["--tasks", "32"], cpus=L3_32)
+    p, err = plan(topo, "--tasks", "32", "--explain")
+    ok(p and all(t["groups"] == 1 for t in p["explain"]["tasks"]),
+       f"{topo}: 32 tasks, --explain: every task in one CPU group", err)
+# r630 (node 0 offline), 4 tasks: the +1 where it mixes no groups (v2:
+# 5,7,9,11,13 | 4,15,17,19 | ..., task 1 over both groups).
+check_plan("r630 4 tasks: no task mixes the two groups", "r630-offline-cpus-offline-node0.xml",
+           ["--tasks", "4"], cpus=["5,7,9,11", "13,15,17,19", "4,6,8,10,12", "14,16,18,20"],
+           mems=[[1]] * 4)
+# A 2990WX as hwloc 2 sees it (memoryless dies under no node, all distances
+# equal): each die attaches on its own, ties spread (v2: 3 + 1 and 0,2).
+TR = "threadripper-2990wx-4die-2memless-hwloc2.xml"
+check_plan("2990WX 4 tasks: each memory node bound twice", TR, ["--tasks", "4"],
+           mems=[[0], [0], [2], [2]])
+check_plan("2990WX 2 tasks: one memory node each", TR, ["--tasks", "2"],
+           cpus=["0-15,32-47", "16-31,48-63"], mems=[[0], [2]])
+# GH200 model on 48 + 72 + 24 cores, 3 tasks: the 24 cores v2 left idle go
+# to a task (the same smallest slice).
+check_plan("gh200 3 tasks on a partial allocation: no idle core", GH,
+           ["--tasks", "3", "--cpus", "0-47,72-143,216-239"],
+           cpus=["0-47", "72-107", "108-143,216-239"])
+
+
+def explain(topo, *args):
+    p, err = plan(topo, "--explain", *args)
+    return (p["explain"] if p else None), err
+
+
+# --explain: the sentences name alternatives only after planning them.
+x, err = explain(XE, "--tasks", "4", "--gpus-per-task", "1")
+ok(x and all("--cpus-per-task 28 keeps it on its GPU's node (14 cores)" in t["why"] and
+             t["cores"] == 28 and t["off_cores"] == 14 and t["off_distance"] == 12 and
+             t["packages"] == 1 and t["note"] == "" for t in x["tasks"]),
+   "xe8640 4 GPU tasks --explain: 14 cores off the GPU's node at distance 12; -c 28 keeps them on it",
+   err)
+check_plan("... and -c 28 does keep each on its GPU's node", XE,
+           ["--tasks", "4", "--gpus-per-task", "1", "--cpus-per-task", "28"],
+           cpus=[XE_NODE[3], XE_NODE[1], XE_NODE[7], XE_NODE[5]])
+x, err = explain(W, "--tasks", "2", "--gpus-per-task", "1", "--numa-policy", "local,cpuless")
+ok(x and all("4 allocated cores stay idle on other packages: --cpus-per-task 16 or the modifier "
+             "wide would give each task 4 cores over 2 packages" in t["why"] and
+             "package 1 stay idle" in t["note"] for t in x["tasks"]),
+   "witherspoon --explain: the idle socket, and the -c or modifier that would use it", err)
+x, err = explain(GH, "--tasks", "3", "--cpus", "0-47,72-143,216-239")
+cut = x and x["cuts"][0]
+ok(cut and cut["chosen"] == "numa-aligned" and cut["what"] == "CPU-only tasks" and
+   "a larger smallest effective slice: 36.0 cores against 30.0 for the consecutive cut" in cut["decided"]
+   and {c["family"] for c in cut["candidates"]} >= {"consecutive", "moved", "numa-aligned"},
+   "gh200 partial --explain: the candidates and what decided", err)
+ok(x and "--cpus-per-task 36 keeps every task inside one NUMA node (36 cores each)" in x["tasks"][2]["why"],
+   "gh200 partial --explain: the -c that keeps every task inside one node", err)
+p, err = plan(GH, "--tasks", "3", "--cpus", "0-47,72-143,216-239", "--cpus-per-task", "36")
+ok(p and all(len(t["mem_nodes"]) == 1 and t["cores"] == 36 for t in p["tasks"]),
+   "... and -c 36 does", err)
+rc, out, err = run("plan", "--topology", f"{TOPO}/{XE}", "--tasks", "4", "--gpus-per-task", "1", "--explain")
+ok(rc == 0 and "\nwhy (docs/planner.md" in out and "task 3: 28 cores, effective 25.7" in out and
+   "cut 3 (GPU tasks on their GPUs' cores and the nearest free ones 3, 28 cores): one task" in out,
+   "plan --explain text: terms, sentences and cuts after the table", out + err)
+env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES")}
+pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{XE}", "--local-rank", "1", "--local-size", "2",
+                     "--gpus", "0,1", "--explain", "--", "true"], capture_output=True, text=True, env=env)
+ok(pr.returncode == 0 and "\nwhy        28 cores: its GPU's package has 56 allocated cores" in pr.stdout and
+   "\nnote       kept on its GPU's package: 56 allocated cores on package 1 stay idle" in pr.stdout,
+   "exec --explain: this rank's terms, why and note", pr.stdout + pr.stderr)
+pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{XE}", "--local-rank", "1", "--local-size", "2",
+                     "--gpus", "0,1", "--dry-run", "--", "true"], capture_output=True, text=True, env=env)
+ok(pr.returncode == 0 and "\nwhy " not in pr.stdout, "exec --dry-run alone: no why line", pr.stdout)
+
+
+# --- the plans shown in README.md and the user guide are what plan prints ---
+def doc_topology(cmd):
+    """A doc's --topology NAME.xml: the corpus file it abbreviates; none:
+    the XE8640 the user guide's quick start names."""
+    words = cmd.split()
+    if "--topology" not in words:
+        return f"{TOPO}/{XE}"
+    name = words[words.index("--topology") + 1]
+    if os.path.exists(name):
+        return name
+    stem = os.path.basename(name)[:-4]
+    hits = sorted(f for f in os.listdir(TOPO) if f.startswith(stem))
+    return f"{TOPO}/{hits[0]}" if hits else name
+
+
+def doc_blocks(path):
+    """Every '$ numaguard plan ...' (with '\\' continuations) and the lines
+    printed after it, up to a blank line or a fence; '...' stands for lines
+    left out."""
+    lines = [l.rstrip() for l in open(path)]
+    i = 0
+    while i < len(lines):
+        l = lines[i].strip()
+        if not l.startswith("$ numaguard plan"):
+            i += 1
+            continue
+        cmd = l[2:]
+        while cmd.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            cmd = cmd[:-1] + " " + lines[i].strip()
+        shown = []
+        i += 1
+        while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith(("```", "$")):
+            shown.append(" ".join(lines[i].split()))
+            i += 1
+        yield cmd, shown
+
+
+def shown_in(shown, got):
+    """The doc's lines appear in order; '...' skips any number of lines."""
+    j, skip = 0, False
+    for line in shown:
+        if line == "...":
+            skip = True
+            continue
+        while skip and j < len(got) and got[j] != line:
+            j += 1
+        if j >= len(got) or got[j] != line:
+            return False
+        j, skip = j + 1, False
+    return True
+
+
+docs_checked = 0
+for path in ("README.md", "docs/user-guide.md", "docs/network.md", "docs/planner.md"):
+    for cmd, shown in doc_blocks(path):
+        words = cmd.split()[2:]
+        if "--topology" in words:
+            k = words.index("--topology")
+            del words[k:k + 2]
+        rc, out, err = run("plan", "--topology", doc_topology(cmd), *words)
+        got = [" ".join(l.split()) for l in out.splitlines()]
+        if shown and not shown[0].startswith("task") and got and got[0].startswith("task"):
+            got = got[1:]
+        ok(rc == 0 and shown_in(shown, got), f"{path}: '{cmd[:70]}' prints what the doc shows",
+           "\n".join(shown) + "\n--- plan prints:\n" + out + err)
+        docs_checked += 1
+ok(docs_checked >= 5, f"found the plan blocks of README.md, the user guide, network.md, planner.md ({docs_checked})")
+# The quick start's srun verbose lines: what exec prints for the same ranks.
+guide = open("docs/user-guide.md").read()
+quick = guide[guide.index("## Quick start"):].split("\n## ")[0]
+for line in [l.strip() for l in quick.splitlines() if l.strip().startswith("numaguard: rank ")]:
+    r = line.split()[2]
+    pr = subprocess.run([CLI, "exec", "--verbose", "--topology", f"{TOPO}/{XE}", "--gpus", "all",
+                         "--local-rank", r, "--local-size", "4", "--omp-guard", "--", "true"],
+                        capture_output=True, text=True, env=env)
+    want = line.split(":", 2)[2].strip()
+    got = [l.split(":", 2)[2].strip() for l in pr.stderr.splitlines() if l.startswith(f"numaguard: task {r}:")]
+    ok(got and got[0].replace(" (plan only)", "") == want,
+       f"user guide quick start: rank {r}'s verbose line is what exec prints", pr.stderr)
 
 # Errors: one line naming the option, the value and the valid forms.
 for args, needle in [

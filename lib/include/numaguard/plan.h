@@ -116,8 +116,10 @@ typedef struct ng_cut_candidate {
 
 /** One cut the planner made: a line of cores shared by some tasks. */
 typedef struct ng_plan_cut {
-    /** "CPU-only tasks", "GPU tasks on their GPUs' cores", or "GPU tasks on
-     *  their GPUs' cores and the nearest free ones". */
+    /** "CPU-only tasks", "GPU tasks on their GPUs' cores", "GPU tasks on
+     *  their GPUs' cores and the nearest free ones", "GPU tasks whose GPUs'
+     *  cores overlap" (no candidates: each takes its own GPUs' free cores,
+     *  then the nearest) or "tasks sharing cores" (none either). */
     const char *what;
     unsigned n_tasks;
     const unsigned *tasks;   /**< local ids, in slice order */
