@@ -4,7 +4,8 @@
  *                   family with the totals below (tab-separated, for
  *                   bench/quality.sh, which runs this program built against
  *                   the current planner and against the previous release's).
- *   quality --time FILE NTASKS N   median ng_plan_compute time, microseconds
+ *   quality --time FILE NTASKS N [cpu]   median ng_plan_compute time in
+ *                   microseconds (one GPU per task round robin; cpu: none)
  *
  * Shapes: CPU-only (1, 2, 3, 4, 6, 8, 12, 16 tasks and 1x/2x the NUMA
  * nodes), one GPU per task with 1-8 tasks per GPU, two GPUs per task.
@@ -15,9 +16,15 @@
  * allocated cores, GPU tasks with cores off their GPU's package (and how
  * many of those while the package had allocated cores left idle), and the
  * smallest effective slice (a core off the task's main node counts
- * 10/distance) as a share of the even share (cores / tasks).
- * Uses only the public API (lib/numaguard.h). */
-#include "numaguard.h"
+ * 10/distance) as a share of the even share (cores / tasks); GPU tasks
+ * over two packages; and, for CPU-only plans, against exact oracles
+ * (bench/quality_oracle.c): tasks over two L3s where a cut aligned on L3s
+ * with an equal or better objective exists, plans mixing CPU groups (node,
+ * memoryless die, L3) where an aligned cut with the plan's own sizes
+ * exists, idle allocated cores where a cut with an equal or better
+ * objective leaves fewer idle.
+ * Uses only the public API (lib/include/numaguard.h). */
+#include "quality.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -29,7 +36,8 @@ static const char *cur_name = "";
 
 typedef struct totals {
     unsigned long plans, tasks, straddles, cross_socket, idle, alloc_cores, gpu_tasks, off_socket,
-        off_socket_free;
+        off_socket_free, gpu_two_pkgs, l3_tasks, l3_avoidable, mixed_plans, mixed_avoidable,
+        idle_equal, gpu_l3_tasks, cpu_idle;
     double eff_share_sum, eff_share_min;
 } totals;
 
@@ -90,6 +98,164 @@ static double effective(const ng_topology *topo, hwloc_const_bitmap_t cpus, unsi
     return eff;
 }
 
+static const char *list_of(hwloc_const_bitmap_t set)
+{
+    static char buf[1024];
+    ng_list_format(set, buf, sizeof buf);
+    return buf;
+}
+
+/* The cores of the line task @t owns: per domain counts, per line core. */
+static unsigned owned(const qline *l, const ng_plan *plan, unsigned t, unsigned *per_node,
+                      unsigned char *mine)
+{
+    hwloc_const_bitmap_t cpus = ng_plan_task(plan, t)->cpus;
+    unsigned n = 0;
+    memset(per_node, 0, l->nn * sizeof *per_node);
+    for (unsigned i = 0; i < l->n; i++) {
+        mine[i] = hwloc_bitmap_intersects(l->pus[i], cpus);
+        n += mine[i];
+        if (mine[i] && l->node[i] >= 0)
+            per_node[l->node[i]]++;
+    }
+    return n;
+}
+
+/* Key indices: per line core the index of its key among the distinct
+ * non-NULL keys (-1: none); their sizes. Returns how many. */
+static unsigned key_index(const qline *l, const void *const *key, int *kid, unsigned *ksize)
+{
+    unsigned nk = 0;
+    for (unsigned i = 0; i < l->n; i++) {
+        kid[i] = -1;
+        for (unsigned j = 0; key[i] && j < i && kid[i] < 0; j++)
+            if (key[j] == key[i])
+                kid[i] = kid[j];
+        if (key[i] && kid[i] < 0)
+            kid[i] = (int)nk++;
+    }
+    memset(ksize, 0, (nk + 1) * sizeof *ksize);
+    for (unsigned i = 0; i < l->n; i++)
+        if (kid[i] >= 0)
+            ksize[kid[i]]++;
+    return nk;
+}
+
+/* Over two keyed groups while owning one of them only in part. */
+static int split_groups(const qline *l, const unsigned char *mine, const int *kid,
+                        const unsigned *ksize, unsigned nk, unsigned *own)
+{
+    unsigned touched = 0, partial = 0;
+    memset(own, 0, (nk + 1) * sizeof *own);
+    for (unsigned i = 0; i < l->n; i++)
+        if (mine[i] && kid[i] >= 0)
+            own[kid[i]]++;
+    for (unsigned k = 0; k < nk; k++) {
+        touched += own[k] > 0;
+        partial += own[k] > 0 && own[k] < ksize[k];
+    }
+    return touched > 1 && partial > 0;
+}
+
+/* The plan's sizes are s (a tasks) and s+1 (b tasks)? */
+static int two_sizes(const unsigned *size, unsigned nt, unsigned *s, unsigned *a, unsigned *b)
+{
+    unsigned lo = ~0u;
+    *a = *b = 0;
+    for (unsigned t = 0; t < nt; t++)
+        lo = size[t] < lo ? size[t] : lo;
+    for (unsigned t = 0; t < nt; t++) {
+        if (size[t] != lo && size[t] != lo + 1)
+            return 0;
+        *a += size[t] == lo;
+        *b += size[t] == lo + 1;
+    }
+    *s = lo;
+    return 1;
+}
+
+typedef struct qplan {
+    unsigned nt, l3_split, mixing, *size;
+    qscore sc;
+} qplan;
+
+/* The plan on the line: its score (the planner's terms, on its own
+ * domains) and its tasks over two L3s / CPU groups. */
+static void on_line(const qline *l, const ng_plan *plan, qplan *q)
+{
+    size_t n1 = l->n + 1;
+    unsigned *per = calloc(l->nn + 1, sizeof *per), used = 0, *own = calloc(n1, sizeof *own);
+    unsigned *l3size = calloc(n1, sizeof *l3size), *gsize = calloc(n1, sizeof *gsize);
+    unsigned char *mine = calloc(n1, 1);
+    int *l3id = calloc(n1, sizeof *l3id), *gid = calloc(n1, sizeof *gid);
+    unsigned nl3 = key_index(l, l->l3obj, l3id, l3size);
+    for (unsigned i = 0; i < l->n; i++)
+        gid[i] = (int)l->grp[i];
+    for (unsigned i = 0; i < l->n; i++)
+        gsize[l->grp[i]]++;
+    q->nt = ng_plan_task_count(plan);
+    q->size = calloc(q->nt, sizeof *q->size);
+    q->sc = (qscore){1e300, ~0u, 0, 0};
+    for (unsigned t = 0; t < q->nt; t++) {
+        q->size[t] = owned(l, plan, t, per, mine);
+        used += q->size[t];
+        double e = qline_eff(l, per, 0);
+        q->sc.min_eff = e < q->sc.min_eff ? e : q->sc.min_eff;
+        q->sc.min_raw = q->size[t] < q->sc.min_raw ? q->size[t] : q->sc.min_raw;
+        q->l3_split += split_groups(l, mine, l3id, l3size, nl3, own);
+        unsigned doms = 0;
+        for (unsigned d = 0; d < l->nn; d++)
+            doms += per[d] > 0;
+        q->sc.straddles += doms > 1;
+        q->mixing += split_groups(l, mine, gid, gsize, l->ngrp, own);
+    }
+    q->sc.idle = l->n - used;
+    free(per);
+    free(own);
+    free(l3size);
+    free(gsize);
+    free(mine);
+    free(l3id);
+    free(gid);
+}
+
+/* CPU-only plans against the oracles: L3 straddles, mixed groups, idle
+ * cores that a cut at least as good avoids. */
+static void against_oracles(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                            totals *tt)
+{
+    qline l;
+    qplan q = {0};
+    unsigned s, a, b;
+    int verbose = getenv("NG_QUALITY_VERBOSE") != NULL;
+    qline_build(topo, allowed, &l);
+    on_line(&l, plan, &q);
+    tt->l3_tasks += q.l3_split;
+    tt->mixed_plans += q.mixing > 0;
+    tt->cpu_idle += q.sc.idle;
+    unsigned long long mine = ((unsigned long long)q.sc.idle << 24) | q.sc.straddles;
+    if (q.l3_split && oracle_aligned(&l, l.grp, l.ngrp, q.nt, q.sc.min_raw, q.sc.min_eff) <= mine) {
+        tt->l3_avoidable += q.l3_split;
+        if (verbose)
+            fprintf(stderr, "l3-avoidable: %s nt=%u allowed %s: %u tasks\n", cur_name, q.nt,
+                    list_of(allowed), q.l3_split);
+    }
+    if (q.mixing && two_sizes(q.size, q.nt, &s, &a, &b) &&
+        oracle_aligned_sizes(&l, l.grp, l.ngrp, s, a, b, q.sc.min_eff) <= mine) {
+        tt->mixed_avoidable++;
+        if (verbose)
+            fprintf(stderr, "mixed-avoidable: %s nt=%u allowed %s\n", cur_name, q.nt, list_of(allowed));
+    }
+    if (q.sc.idle && oracle_runs(&l, q.nt, q.sc.min_raw, q.sc.min_eff) < q.sc.idle) {
+        tt->idle_equal += q.sc.idle;
+        if (verbose)
+            fprintf(stderr, "idle-avoidable: %s nt=%u allowed %s: %u idle\n", cur_name, q.nt,
+                    list_of(allowed), q.sc.idle);
+    }
+    free(q.size);
+    qline_free(&l);
+}
+
 static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                     totals *tt)
 {
@@ -97,10 +263,16 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     unsigned nt = ng_plan_task_count(plan), alloc = cores_in(hw, allowed);
     if (alloc < nt)
         return; /* sharing: not comparable */
-    hwloc_bitmap_t used = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc(), local = hwloc_bitmap_alloc();
+    hwloc_bitmap_t used = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc(), local = hwloc_bitmap_alloc(),
+                   pk2 = hwloc_bitmap_alloc();
     double min_eff = 1e300;
-    for (unsigned t = 0; t < nt; t++)
+    unsigned min_raw = ~0u, gpu = 0;
+    for (unsigned t = 0; t < nt; t++) {
         hwloc_bitmap_or(used, used, ng_plan_task(plan, t)->cpus);
+        if (ng_plan_task(plan, t)->threads < min_raw)
+            min_raw = ng_plan_task(plan, t)->threads;
+        gpu |= ng_plan_task(plan, t)->n_gpus > 0;
+    }
     for (unsigned t = 0; t < nt; t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         unsigned nodes;
@@ -115,6 +287,7 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
                 hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
             packages_of(hw, local, pk);
             tt->gpu_tasks++;
+            tt->gpu_two_pkgs += packages_of(hw, tp->cpus, pk2) > 1;
             int off = !hwloc_bitmap_isincluded(tp->cpus, pk);
             tt->off_socket += off;
             /* ... while its package still had allocated cores nobody used */
@@ -138,6 +311,20 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     if (idle && getenv("NG_QUALITY_VERBOSE"))
         fprintf(stderr, "idle: %s nt=%u gpus=%u: %u of %u cores\n", cur_name, nt,
                 ng_plan_task(plan, 0)->n_gpus, idle, alloc);
+    if (!gpu) {
+        against_oracles(topo, plan, allowed, tt);
+    } else {
+        qline l;
+        qplan q = {0};
+        qline_build(topo, allowed, &l);
+        on_line(&l, plan, &q);
+        tt->gpu_l3_tasks += q.l3_split;
+        if (q.l3_split && getenv("NG_QUALITY_VERBOSE"))
+            fprintf(stderr, "gpu-l3: %s nt=%u allowed %s: %u tasks\n", cur_name, q.nt,
+                    list_of(allowed), q.l3_split);
+        free(q.size);
+        qline_free(&l);
+    }
     double share = min_eff / ((double)alloc / nt);
     tt->eff_share_sum += share;
     if (share < tt->eff_share_min)
@@ -145,6 +332,7 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     hwloc_bitmap_free(used);
     hwloc_bitmap_free(pk);
     hwloc_bitmap_free(local);
+    hwloc_bitmap_free(pk2);
 }
 
 static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
@@ -254,13 +442,18 @@ static int sweep_dir(const char *dir)
         free(names[i]);
     }
     printf("family\tplans\ttasks\tstraddling\tcross_socket\tidle_cores\talloc_cores\tgpu_tasks\t"
-           "off_gpu_socket\toff_gpu_socket_free\tmean_min_eff_share\tworst_min_eff_share\n");
+           "off_gpu_socket\toff_gpu_socket_free\tmean_min_eff_share\tworst_min_eff_share\t"
+           "gpu_two_packages\tl3_straddles\tl3_avoidable\tmixed_plans\tmixed_avoidable\t"
+           "idle_equal_objective\tgpu_l3_straddles\tcpu_only_idle\n");
     for (int f = 0; f < F_N; f++)
-        printf("%s\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%.3f\t%.3f\n", fam_name[f],
+        printf("%s\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%.3f\t%.3f\t%lu\t%lu\t%lu\t%lu\t"
+               "%lu\t%lu\t%lu\t%lu\n", fam_name[f],
                fam[f].plans, fam[f].tasks, fam[f].straddles, fam[f].cross_socket, fam[f].idle,
                fam[f].alloc_cores, fam[f].gpu_tasks, fam[f].off_socket, fam[f].off_socket_free,
                fam[f].plans ? fam[f].eff_share_sum / (double)fam[f].plans : 0,
-               fam[f].plans ? fam[f].eff_share_min : 0);
+               fam[f].plans ? fam[f].eff_share_min : 0, fam[f].gpu_two_pkgs, fam[f].l3_tasks,
+               fam[f].l3_avoidable, fam[f].mixed_plans, fam[f].mixed_avoidable, fam[f].idle_equal,
+               fam[f].gpu_l3_tasks, fam[f].cpu_idle);
     return 0;
 }
 
@@ -277,8 +470,9 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median time of one plan of @nt tasks (GPUs spread round robin). */
-static int time_plan(const char *xml, unsigned nt, int reps)
+/* Median time of one plan of @nt tasks (GPUs spread round robin, or none
+ * with @cpu_only). */
+static int time_plan(const char *xml, unsigned nt, int reps, int cpu_only)
 {
     ng_topology_options o = {.xml_path = xml};
     ng_topology *topo = NULL;
@@ -292,7 +486,7 @@ static int time_plan(const char *xml, unsigned nt, int reps)
     int *gpus = calloc(nt, sizeof *gpus);
     ng_plan_request req = {.ntasks = nt};
     ng_policy_parse("local", &req.policy, NULL, 0);
-    if (ngpu) {
+    if (ngpu && !cpu_only) {
         for (unsigned t = 0; t < nt; t++) {
             count[t] = 1;
             offset[t] = t;
@@ -322,10 +516,11 @@ static int time_plan(const char *xml, unsigned nt, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--time") == 0)
-        return time_plan(argv[2], (unsigned)atoi(argv[3]), atoi(argv[4]));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "--time") == 0)
+        return time_plan(argv[2], (unsigned)atoi(argv[3]), atoi(argv[4]),
+                         argc == 6 && strcmp(argv[5], "cpu") == 0);
     if (argc == 2)
         return sweep_dir(argv[1]);
-    fprintf(stderr, "usage: quality DIR | quality --time FILE NTASKS N\n");
+    fprintf(stderr, "usage: quality DIR | quality --time FILE NTASKS N [cpu]\n");
     return 2;
 }

@@ -76,7 +76,7 @@ static void cut_text(unsigned i, const ng_plan_cut *c)
 void why_plan_text(const ng_plan *plan, const ng_plan_explanation *x)
 {
     char line[512];
-    printf("\nwhy (docs/planner.md: the objective, then idle cores, straddles, groups spanned):\n");
+    printf("\nwhy (docs/planner.md: the objective, then idle cores, straddles, split groups):\n");
     for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
         const ng_task_terms *w = ng_plan_explain_task(x, t);
         why_terms_text(w, ng_plan_task(plan, t)->n_gpus > 0, line, sizeof line);

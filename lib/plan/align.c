@@ -12,6 +12,7 @@
 #include "private/plan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct run {
     unsigned a, n;
@@ -54,10 +55,21 @@ static int tasks_per_run(const run *r, unsigned nr, unsigned nt, unsigned lo, un
     return 0;
 }
 
-/* @k tasks share the run [a, a+n) evenly (each at most @hi), their +1s
- * where they span the fewest finer runs; slices out at start/len. */
-static void share_run(const ngi_cut_line *line, unsigned a, unsigned n, unsigned k, unsigned hi,
-                      unsigned *start, unsigned *len)
+static unsigned count_runs(const unsigned *ids, unsigned n)
+{
+    unsigned k = n ? 1 : 0;
+    for (unsigned i = 1; i < n; i++)
+        k += ids[i] != ids[i - 1];
+    return k;
+}
+
+/* @k tasks share the run [a, a+n) (each in [lo, hi]): evenly, their +1s
+ * where they split the fewest finer runs; or, when the run holds CPU
+ * groups, aligned on them (inside one group each, or over whole groups:
+ * 20 cores in 2-core L3s for 3 tasks go 8 | 6 | 6 rather than 7 | 7 | 6
+ * over halves of L3s), whichever scores better. Slices out at start/len. */
+static void share_run(const ngi_cut_line *line, unsigned a, unsigned n, unsigned k, unsigned lo,
+                      unsigned hi, unsigned *start, unsigned *len)
 {
     unsigned s = n / k, e = n % k;
     if (s >= hi) {
@@ -71,6 +83,17 @@ static void share_run(const ngi_cut_line *line, unsigned a, unsigned n, unsigned
     sub.grp = line->grp ? line->grp + a : NULL;
     if (ngi_cut_moved(&sub, k, s, e, start, len) < 0)
         ngi_cut_consecutive(k, s, e, start, len);
+    unsigned *gs = sub.grp && count_runs(sub.grp, n) > 1 ? malloc(2 * (size_t)k * sizeof *gs) : NULL;
+    if (gs && ngi_cut_aligned(&sub, sub.grp, k, lo, hi, gs, gs + k) == 0) {
+        ngi_cut_score even, grouped;
+        ngi_cut_score_of(&sub, k, start, len, &even);
+        ngi_cut_score_of(&sub, k, gs, gs + k, &grouped);
+        if (ngi_cut_better(&grouped, &even)) {
+            memcpy(start, gs, k * sizeof *start);
+            memcpy(len, gs + k, k * sizeof *len);
+        }
+    }
+    free(gs);
     for (unsigned m = 0; m < k; m++)
         start[m] += a;
 }
@@ -86,7 +109,7 @@ static int aligned_per_run(const ngi_cut_line *line, const run *r, unsigned nr, 
     unsigned t = 0;
     for (unsigned i = 0; i < nr; i++) {
         if (k[i])
-            share_run(line, r[i].a, r[i].n, k[i], hi, start + t, len + t);
+            share_run(line, r[i].a, r[i].n, k[i], lo, hi, start + t, len + t);
         t += k[i];
     }
     free(k);
@@ -114,38 +137,87 @@ static void whole_runs_slices(const run *r, const unsigned *pre, const unsigned 
     }
 }
 
-/* Fewer tasks than runs: whole consecutive runs per task, the smallest
- * group as large as possible (exact DP over run boundaries). */
-static int aligned_whole_runs(const run *r, unsigned nr, unsigned nt, unsigned lo, unsigned hi,
-                              unsigned *start, unsigned *len)
+/* A group of whole runs: its effective cores, then its size (the
+ * objective's two terms, compared in that order). */
+typedef struct val {
+    double eff;
+    unsigned raw;
+} val;
+
+static int val_less(val a, val b)
 {
-    unsigned w = nr + 1;
-    unsigned *best = calloc((size_t)(nt + 1) * w, sizeof *best);
-    unsigned *cut = calloc((size_t)(nt + 1) * w, sizeof *cut);
-    unsigned *pre = malloc((size_t)w * sizeof *pre);
-    int rc = best && cut && pre ? 0 : -1;
-    for (unsigned i = 0; rc == 0 && i <= nr; i++)
-        pre[i] = i ? pre[i - 1] + r[i - 1].n : 0;
-    if (rc == 0)
-        best[0] = ~0u; /* 0 tasks over 0 runs: no group yet */
-    for (unsigned t = 1; rc == 0 && t <= nt; t++)
+    if (a.eff < b.eff - 1e-9)
+        return 1;
+    if (a.eff > b.eff + 1e-9)
+        return 0;
+    return a.raw < b.raw;
+}
+
+/* The DP's tables: best[t][i] the largest smallest value of t groups over
+ * runs [0, i), cut[t][i] where the last group starts; seg[k][i] the value
+ * of runs [k, i). */
+typedef struct wdp {
+    unsigned w;
+    val *best, *seg;
+    unsigned *cut, *pre;
+} wdp;
+
+static void fill_segments(const ngi_cut_line *line, const run *r, unsigned nr, wdp *d)
+{
+    for (unsigned i = 0; i <= nr; i++)
+        d->pre[i] = i ? d->pre[i - 1] + r[i - 1].n : 0;
+    for (unsigned k = 0; k < nr; k++)
+        for (unsigned i = k + 1; i <= nr; i++)
+            d->seg[k * d->w + i] = (val){ngi_cut_eff(line, r[k].a, d->pre[i] - d->pre[k]),
+                                         d->pre[i] - d->pre[k]};
+}
+
+static void run_dp(unsigned nr, unsigned nt, wdp *d)
+{
+    unsigned w = d->w;
+    const val none = {-1, 0};
+    for (size_t x = 0; x < (size_t)(nt + 1) * w; x++)
+        d->best[x] = none;
+    d->best[0] = (val){1e300, ~0u}; /* 0 tasks over 0 runs: no group yet */
+    for (unsigned t = 1; t <= nt; t++)
         for (unsigned i = t; i <= nr; i++)
             for (unsigned k = t - 1; k < i; k++) {
-                unsigned prev = best[(t - 1) * w + k];
-                unsigned g = pre[i] - pre[k];
-                unsigned v = g < prev ? g : prev;
-                if (prev && v > best[t * w + i]) {
-                    best[t * w + i] = v;
-                    cut[t * w + i] = k;
+                val prev = d->best[(t - 1) * w + k];
+                if (prev.eff < 0)
+                    continue;
+                val g = d->seg[k * w + i];
+                val v = val_less(g, prev) ? g : prev;
+                if (val_less(d->best[t * w + i], v)) {
+                    d->best[t * w + i] = v;
+                    d->cut[t * w + i] = k;
                 }
             }
-    unsigned got = rc == 0 ? best[nt * w + nr] : 0;
-    rc = got && got != ~0u && got >= lo ? 0 : -1;
+}
+
+/* Fewer tasks than runs: whole consecutive runs per task, the smallest
+ * group's effective cores, then its size, as large as possible (an exact
+ * DP over run boundaries). */
+static int aligned_whole_runs(const ngi_cut_line *line, const run *r, unsigned nr, unsigned nt,
+                              unsigned lo, unsigned hi, unsigned *start, unsigned *len)
+{
+    wdp d = {.w = nr + 1};
+    d.best = malloc((size_t)(nt + 1) * d.w * sizeof *d.best);
+    d.seg = malloc((size_t)d.w * d.w * sizeof *d.seg);
+    d.cut = calloc((size_t)(nt + 1) * d.w, sizeof *d.cut);
+    d.pre = malloc((size_t)d.w * sizeof *d.pre);
+    int rc = d.best && d.seg && d.cut && d.pre ? 0 : -1;
+    if (rc == 0) {
+        fill_segments(line, r, nr, &d);
+        run_dp(nr, nt, &d);
+        val got = d.best[nt * d.w + nr];
+        rc = got.eff >= 0 && got.raw != ~0u && got.raw >= lo ? 0 : -1;
+    }
     if (rc == 0)
-        whole_runs_slices(r, pre, cut, w, nt, nr, hi, start, len);
-    free(best);
-    free(cut);
-    free(pre);
+        whole_runs_slices(r, d.pre, d.cut, d.w, nt, nr, hi, start, len);
+    free(d.best);
+    free(d.seg);
+    free(d.cut);
+    free(d.pre);
     return rc;
 }
 
@@ -164,7 +236,7 @@ int ngi_cut_aligned(const ngi_cut_line *line, const unsigned *ids, unsigned nt, 
     else if ((unsigned long)nt * nr * nr > 1ul << 22)
         rc = -1; /* thousands of tiny runs: the other families cover it */
     else
-        rc = aligned_whole_runs(r, nr, nt, lo, hi, start, len);
+        rc = aligned_whole_runs(line, r, nr, nt, lo, hi, start, len);
     free(r);
     return rc;
 }

@@ -4,7 +4,7 @@
  * are scored and the best wins (ties keep the earlier one):
  *   consecutive  the even sizes, the +1s first (planner v1's cut);
  *   moved        the same sizes, the +1s where the fewest tasks straddle
- *                domains, then span the fewest CPU groups (line.c);
+ *                domains, then split the fewest CPU groups (line.c);
  *   numa-aligned each task inside one domain, or over whole domains when
  *                tasks are fewer than domains (align.c);
  *   package-aligned  the same on packages (5 tasks on 2 sockets of 4 nodes
@@ -76,7 +76,7 @@ static unsigned long long pair_cost(const ngi_cut_line *line, unsigned a, unsign
 
 /* The gap [g, g+n) between slice l (ending at g, or -1) and slice r
  * (starting at g+n, or -1): l takes k units of it, r the last @take - k,
- * k in [kmin, kmax]. The k that spans least, then keeps the smaller of the
+ * k in [kmin, kmax]. The k that straddles and splits least, then keeps the smaller of the
  * two slices largest; -1 when every k would drop a slice below @floor. */
 static int split_gap(const ngi_cut_line *line, const unsigned *start, const unsigned *len, int l,
                      int r, unsigned g, unsigned n, unsigned take, unsigned kmin, unsigned kmax,

@@ -111,7 +111,8 @@ static int collect_units(ngi_planner *p, ngi_unit **out, unsigned *n_out, char *
         return ngi_fail(err, errlen, "out of memory");
     }
     unsigned n = 0;
-    hwloc_obj_t last_core = NULL;
+    hwloc_obj_t last_core = NULL, last_l3 = NULL;
+    int last_l3g = -1;
     for (int i = 0; i < npu; i++) {
         hwloc_obj_t pu = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)i);
         if (!hwloc_bitmap_isset(allowed, pu->os_index))
@@ -123,7 +124,12 @@ static int collect_units(ngi_planner *p, ngi_unit **out, unsigned *n_out, char *
             u[n].pkg = ancestor_index(hw, pu, HWLOC_OBJ_PACKAGE);
             hwloc_obj_t l3 = l3_of(pu);
             u[n].l3 = l3 ? (int)l3->logical_index : -1;
-            u[n].l3g = l3_group(hw, l3);
+            /* Units come in hwloc order: an L3's cores are consecutive. */
+            if (l3 != last_l3) {
+                last_l3 = l3;
+                last_l3g = l3_group(hw, l3);
+            }
+            u[n].l3g = last_l3g;
             n++;
             last_core = core;
         }

@@ -151,7 +151,7 @@ static const char *term_phrase(const ngi_cut_score *a, const ngi_cut_score *b, c
         snprintf(buf, len, "the same slices, fewer tasks over two NUMA nodes: %u against %u "
                  "for the %s cut", a->straddles, b->straddles, other);
     else if (a->spans != b->spans)
-        snprintf(buf, len, "the same slices, fewer CPU groups spanned: %u against %u for the "
+        snprintf(buf, len, "the same slices, fewer CPU groups split: %u against %u for the "
                  "%s cut", a->spans, b->spans, other);
     else
         snprintf(buf, len, "a tie with the %s cut on every term; the earlier family is kept",

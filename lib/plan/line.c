@@ -1,6 +1,6 @@
 /* A line of cores and what a cut of it scores (docs/planner.md, "the
  * objective"), plus the two cuts that keep the even sizes: consecutive (the
- * +1s first) and moved (the +1s where the cut spans least).
+ * +1s first) and moved (the +1s where the cut straddles and splits least).
  *
  * A line is a sequence of units (cores) in domain-major order: each
  * domain's units form one run, each CPU group's (an L3, a memoryless die
@@ -12,7 +12,8 @@
  *   then the tie-breaks:
  *   3. fewest idle units;
  *   4. fewest straddling tasks (tasks over more than one domain);
- *   5. fewest extra CPU groups spanned (per task, groups touched - 1).
+ *   5. fewest CPU groups split (a task over two groups or more counts
+ *      each group it holds only in part).
  */
 #include "private/plan.h"
 
@@ -51,12 +52,15 @@ int ngi_cut_straddles(const ngi_cut_line *line, unsigned a, unsigned len)
     return len > 0 && line->dom[a] != line->dom[a + len - 1];
 }
 
+/* A run over two CPU groups or more: the groups at its ends it holds only
+ * in part (0, 1 or 2; a run inside one group, or over whole groups, 0). */
 unsigned ngi_cut_spans(const ngi_cut_line *line, unsigned a, unsigned len)
 {
-    unsigned n = 0;
-    for (unsigned i = a + 1; line->grp && i < a + len; i++)
-        n += line->grp[i] != line->grp[i - 1];
-    return n;
+    unsigned e = a + len;
+    if (!line->grp || len < 2 || line->grp[a] == line->grp[e - 1])
+        return 0;
+    return (unsigned)(a > 0 && line->grp[a - 1] == line->grp[a]) +
+           (unsigned)(e < line->n && line->grp[e] == line->grp[e - 1]);
 }
 
 void ngi_cut_score_of(const ngi_cut_line *line, unsigned nt, const unsigned *start,
@@ -173,7 +177,7 @@ static void dp_least_cost(const ngi_cut_line *line, unsigned nt, unsigned s, uns
 }
 
 /* Two exact dynamic programs: first the best smallest-effective value, then
- * the fewest straddles, then spans, among arrangements reaching it. */
+ * the fewest straddles, then split groups, among arrangements reaching it. */
 int ngi_cut_moved(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
                   unsigned *start, unsigned *len)
 {

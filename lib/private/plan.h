@@ -108,7 +108,7 @@ typedef struct ngi_cut_score {
     unsigned min_raw;      /* smallest slice */
     unsigned idle;         /* units of the line no slice owns */
     unsigned straddles;    /* slices over more than one domain */
-    unsigned spans;        /* extra CPU groups spanned: per slice, groups touched - 1 */
+    unsigned spans;        /* CPU groups split: held in part by a slice over two or more */
 } ngi_cut_score;
 
 enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE, NGI_CUT_GROUP,

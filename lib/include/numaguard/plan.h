@@ -111,7 +111,7 @@ typedef struct ng_cut_candidate {
     unsigned min_cores;      /**< 2nd term: the smallest task's cores */
     unsigned idle;           /**< tie-breaks: idle cores, */
     unsigned straddles;      /**< tasks over two NUMA nodes or more, */
-    unsigned spans;          /**< extra CPU groups spanned (per task, groups - 1) */
+    unsigned spans;          /**< CPU groups split: held in part by a task over two or more */
 } ng_cut_candidate;
 
 /** One cut the planner made: a line of cores shared by some tasks. */
@@ -127,7 +127,7 @@ typedef struct ng_plan_cut {
     unsigned n_candidates;
     const ng_cut_candidate *candidates;
     int chosen;              /**< index into candidates; -1: too few cores, tasks share */
-    /** What decided against the runner-up, e.g. "fewer CPU groups spanned
+    /** What decided against the runner-up, e.g. "fewer CPU groups split
      *  (0 against 16 for the consecutive cut)". */
     const char *decided;
 } ng_plan_cut;

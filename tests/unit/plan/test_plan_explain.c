@@ -297,7 +297,7 @@ int main(void)
            "without wide it keeps to its GPU's package (2 cores)");
     pinned("juwels-booster-4xa100-epyc7402-nps4.xml", (shape){32, 0, 0, "local"}, 5,
            "the moved cut of 48 cores among 32 tasks won (the same slices, fewer CPU groups "
-           "spanned: 0 against 5 for the consecutive cut)");
+           "split: 0 against 10 for the consecutive cut)");
     pinned("r630-offline-cpus-offline-node0.xml", (shape){4, 0, 0, "local"}, 2,
            "5 cores: the even share of the 17 allocated cores over 4 tasks is 4, +1 of the cores "
            "left over; inside node 1");
