@@ -194,9 +194,33 @@ static void run_dp(unsigned nr, unsigned nt, wdp *d)
             }
 }
 
+/* Second pass: among the cuts whose every group is at least @floor, the
+ * largest group as small as possible (so equal smallest groups come as
+ * even as the runs allow: 8 L3s for 3 tasks go 3 + 3 + 2, not 2 + 2 + 4).
+ * best[] then holds the largest group's size (raw in val.raw). */
+static void balance_dp(unsigned nr, unsigned nt, val floor, wdp *d)
+{
+    unsigned w = d->w;
+    for (size_t x = 0; x < (size_t)(nt + 1) * w; x++)
+        d->best[x] = (val){-1, ~0u};
+    d->best[0] = (val){0, 0};
+    for (unsigned t = 1; t <= nt; t++)
+        for (unsigned i = t; i <= nr; i++)
+            for (unsigned k = t - 1; k < i; k++) {
+                val prev = d->best[(t - 1) * w + k], g = d->seg[k * w + i];
+                if (prev.eff < 0 || val_less(g, floor))
+                    continue;
+                unsigned big = g.raw > prev.raw ? g.raw : prev.raw;
+                if (big < d->best[t * w + i].raw) {
+                    d->best[t * w + i] = (val){0, big};
+                    d->cut[t * w + i] = k;
+                }
+            }
+}
+
 /* Fewer tasks than runs: whole consecutive runs per task, the smallest
- * group's effective cores, then its size, as large as possible (an exact
- * DP over run boundaries). */
+ * group's effective cores, then its size, as large as possible, then the
+ * largest group as small as possible (exact DPs over run boundaries). */
 static int aligned_whole_runs(const ngi_cut_line *line, const run *r, unsigned nr, unsigned nt,
                               unsigned lo, unsigned hi, unsigned *start, unsigned *len)
 {
@@ -211,6 +235,8 @@ static int aligned_whole_runs(const ngi_cut_line *line, const run *r, unsigned n
         run_dp(nr, nt, &d);
         val got = d.best[nt * d.w + nr];
         rc = got.eff >= 0 && got.raw != ~0u && got.raw >= lo ? 0 : -1;
+        if (rc == 0)
+            balance_dp(nr, nt, got, &d);
     }
     if (rc == 0)
         whole_runs_slices(r, d.pre, d.cut, d.w, nt, nr, hi, start, len);

@@ -126,20 +126,17 @@ static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
         g->capped[i] = g->k[i] * lo >= g->cap[i];
         g->room[i] = g->capped[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
     }
+    /* A capped group shares its packages' cores: floor(cores / tasks) each
+     * (at least one), and room holds its +1s, which seat.c hands out as the
+     * step's +1s are (homes with spare cores first). */
     for (unsigned t = 0; t < p->req->ntasks; t++) {
         int i = g->of_task[t];
-        p->size[t] = p->base;
-        if (i < 0 || !g->capped[i])
-            continue;
-        /* A capped group shares its packages' cores, the +1s first; room
-         * counts the +1s still to give. */
-        unsigned s = g->cap[i] / g->k[i], e = g->cap[i] % g->k[i];
-        p->size[t] = s ? s + (g->room[i] < e) : 1;
-        g->room[i] += g->room[i] < e;
+        unsigned s = i >= 0 && g->capped[i] ? g->cap[i] / g->k[i] : p->base;
+        p->size[t] = s ? s : 1;
     }
     for (unsigned i = 0; i < g->n; i++)
         if (g->capped[i])
-            g->room[i] = 0;
+            g->room[i] = g->cap[i] >= g->k[i] ? g->cap[i] % g->k[i] : 0;
 }
 
 int ngi_plan_bound_sizes(ngi_planner *p)
@@ -176,6 +173,12 @@ int ngi_plan_has_room(const ngi_planner *p, unsigned t)
     if (!g || g->of_task[t] < 0)
         return 1;
     return !g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
+}
+
+int ngi_plan_group_plus(const ngi_planner *p, unsigned t)
+{
+    const ngi_pkg_groups *g = p->groups;
+    return g && g->of_task[t] >= 0 && g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
 }
 
 void ngi_plan_take_room(ngi_planner *p, unsigned t)

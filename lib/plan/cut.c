@@ -137,6 +137,17 @@ static void absorb(const ngi_cut_line *line, unsigned nt, unsigned *start, unsig
 
 /* ---- choosing ---------------------------------------------------------- */
 
+/* Idle units between two slices: a home cut must leave what it does not
+ * use in one piece at an end, for the other tasks to grow into. */
+static int holes(unsigned nt, const unsigned *start, const unsigned *len)
+{
+    for (unsigned t = 1; t < nt; t++)
+        if (start[t] != start[t - 1] + len[t - 1])
+            return 1;
+    return 0;
+}
+
+
 int ngi_cut_choose_mode(const ngi_cut_line *line, unsigned nt, unsigned s, unsigned e,
                         unsigned lo, unsigned hi, int mode, unsigned *start, unsigned *len,
                         ngi_cut_score *score, ngi_cut_trace *trace)
@@ -160,7 +171,7 @@ int ngi_cut_choose_mode(const ngi_cut_line *line, unsigned nt, unsigned s, unsig
         unsigned long sized = (unsigned long)nt * s + e;
         if ((mode & NGI_CUT_FULL) && sc.idle > line->n - sized)
             continue;
-        if ((mode & NGI_CUT_EXACT) && line->n - sc.idle > sized)
+        if ((mode & NGI_CUT_EXACT) && (line->n - sc.idle > sized || holes(nt, ts, tl)))
             continue;
         if (trace) {
             trace->found[fam] = 1;

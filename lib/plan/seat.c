@@ -285,6 +285,34 @@ static void give_extras(ngi_planner *p, comp *c, unsigned nc)
     }
 }
 
+/* A capped package group's +1s (bound.c) go to its tasks as the step's
+ * +1s would: first where the component's home has spare cores, one per
+ * member, then round robin over the components. */
+static void group_extras(ngi_planner *p, comp *c, unsigned nc)
+{
+    for (unsigned i = 0; i < nc; i++) {
+        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home), want = 0;
+        for (unsigned m = 0; m < c[i].n; m++)
+            want += p->size[c[i].tasks[m]];
+        for (unsigned m = 0; m < c[i].n && h > want; m++)
+            if (ngi_plan_group_plus(p, c[i].tasks[m])) {
+                p->size[c[i].tasks[m]]++;
+                ngi_plan_take_room(p, c[i].tasks[m]);
+                want++;
+            }
+    }
+    for (int any = 1; any;) {
+        any = 0;
+        for (unsigned m = 0; m < p->req->ntasks; m++)
+            for (unsigned i = 0; i < nc; i++)
+                if (m < c[i].n && ngi_plan_group_plus(p, c[i].tasks[m])) {
+                    p->size[c[i].tasks[m]]++;
+                    ngi_plan_take_room(p, c[i].tasks[m]);
+                    any = 1;
+                }
+    }
+}
+
 /* Cores left after the CPU-only tasks' share go to GPU tasks. */
 static void extras_to_gpus(ngi_planner *p, comp *c, unsigned nc, unsigned cpu_tasks)
 {
@@ -440,6 +468,32 @@ static void home_share_cut(ngi_planner *p, comp *k, const unsigned *units, unsig
     free(sp);
 }
 
+static unsigned home_units(const ngi_planner *p, const comp *k, unsigned t)
+{
+    hwloc_bitmap_t x = hwloc_bitmap_alloc();
+    hwloc_bitmap_and(x, p->slice[t], k->home);
+    unsigned n = (unsigned)hwloc_bitmap_weight(x);
+    hwloc_bitmap_free(x);
+    return n;
+}
+
+/* A remote task (its GPU has no allowed local core) shares a home with
+ * local ones: of two slices of one size, the local task takes the one with
+ * more home cores (the spill goes to the task whose GPU is elsewhere). */
+static void local_first(ngi_planner *p, const comp *k, const unsigned *order)
+{
+    for (unsigned a = 0; a < k->n; a++)
+        for (unsigned b = 0; b < k->n; b++) {
+            unsigned ta = order[a], tb = order[b];
+            if (p->plan->tasks[ta].gpu_remote || !p->plan->tasks[tb].gpu_remote ||
+                p->size[ta] != p->size[tb] || home_units(p, k, tb) <= home_units(p, k, ta))
+                continue;
+            hwloc_bitmap_t x = p->slice[ta];
+            p->slice[ta] = p->slice[tb];
+            p->slice[tb] = x;
+        }
+}
+
 static void cut_identical(ngi_planner *p, comp *k)
 {
     unsigned n = 0, base = ~0u, e = 0;
@@ -474,6 +528,7 @@ static void cut_identical(ngi_planner *p, comp *k)
     ngi_plan_cut_units(p, units, n, order, k->n, base, e, exact);
     if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
         home_share_cut(p, k, units, n, order, want);
+    local_first(p, k, order);
     free(want);
     free(order);
     free(units);
@@ -546,6 +601,7 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
     for (unsigned t = 0; t < nt; t++)
         cpu_tasks += !p->home[t];
     unsigned nc = build_comps(p, c);
+    group_extras(p, c, nc);
     give_extras(p, c, nc);
     extras_to_gpus(p, c, nc, cpu_tasks);
     hwloc_bitmap_set_range(freeu, 0, (int)p->n_units - 1);

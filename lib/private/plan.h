@@ -115,7 +115,8 @@ enum { NGI_CUT_CONSECUTIVE = 0, NGI_CUT_MOVED, NGI_CUT_ALIGNED, NGI_CUT_PACKAGE,
        NGI_CUT_FAMILIES };
 /* ngi_cut_choose_mode: ABSORB: idle units go to neighbouring slices when
  * that costs the objective nothing; FULL: no cut leaving more units idle
- * than the sizes do; EXACT: no cut using more units than the sizes. */
+ * than the sizes do; EXACT: no cut using more units than the sizes, nor
+ * leaving idle units between slices. */
 enum { NGI_CUT_ABSORB = 1, NGI_CUT_FULL = 2, NGI_CUT_EXACT = 4 };
 
 /** What the chooser saw: each family's score (found[f] 0 = no such cut). */
@@ -247,6 +248,8 @@ void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt);
 /** 1 if task @p t may take one more unit as a +1 (always, when not bound). */
 int ngi_plan_has_room(const ngi_planner *p, unsigned t);
 void ngi_plan_take_room(ngi_planner *p, unsigned t);
+/** 1 if task @p t's group is capped and still has one of its +1s to give. */
+int ngi_plan_group_plus(const ngi_planner *p, unsigned t);
 /** 1 if GPU task @p t may spill into domain @p dom (its packages, when bound). */
 int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom);
 /** The note of GPU tasks when allocated cores stay idle (bound only). */
