@@ -155,7 +155,7 @@ static void size_part(const ngi_why *w, unsigned t, sbuf *b)
     else if (ts->capped)
         put(b, "%u %s: its GPU's package has %u allocated cores for %u GPU task%s", cores,
             cores_word(cores), ts->pkg_units, ts->pkg_tasks, ts->pkg_tasks > 1 ? "s" : "");
-    else if (cores == z->base || cores == z->base + 1)
+    else if (cores == z->base || (cores == z->base + 1 && z->extra))
         put(b, "%u %s: the even share of the %u allocated cores over %u tasks is %u%s", cores,
             cores_word(cores), z->units, nt, z->base, cores > z->base ? ", +1 of the cores left over" : "");
     else
