@@ -287,7 +287,11 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
                 hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
             packages_of(hw, local, pk);
             tt->gpu_tasks++;
-            tt->gpu_two_pkgs += packages_of(hw, tp->cpus, pk2) > 1;
+            unsigned two = packages_of(hw, tp->cpus, pk2) > 1;
+            tt->gpu_two_pkgs += two;
+            if (two && getenv("NG_QUALITY_VERBOSE"))
+                fprintf(stderr, "two-packages: %s nt=%u task %u gpus %u allowed %s\n", cur_name, nt, t,
+                        tp->n_gpus, list_of(allowed));
             int off = !hwloc_bitmap_isincluded(tp->cpus, pk);
             tt->off_socket += off;
             /* ... while its package still had allocated cores nobody used */
