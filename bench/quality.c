@@ -256,56 +256,79 @@ static void against_oracles(const ng_topology *topo, const ng_plan *plan, hwloc_
     qline_free(&l);
 }
 
+/* A GPU task whose GPUs have an allowed local core: over two packages?
+ * Off its GPU's package (and while that package had idle cores)? */
+static void gpu_task(const ng_topology *topo, const ng_task_plan *tp, unsigned t, unsigned nt,
+                     hwloc_const_bitmap_t allowed, hwloc_const_bitmap_t used, totals *tt)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    hwloc_bitmap_t pk = hwloc_bitmap_alloc(), pk2 = hwloc_bitmap_alloc(), local = hwloc_bitmap_alloc();
+    int verbose = getenv("NG_QUALITY_VERBOSE") != NULL;
+    for (unsigned k = 0; k < tp->n_gpus; k++)
+        hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
+    packages_of(hw, local, pk);
+    tt->gpu_tasks++;
+    unsigned two = packages_of(hw, tp->cpus, pk2) > 1;
+    tt->gpu_two_pkgs += two;
+    if (two && verbose)
+        fprintf(stderr, "two-packages: %s nt=%u task %u gpus %u allowed %s\n", cur_name, nt, t,
+                tp->n_gpus, list_of(allowed));
+    int off = !hwloc_bitmap_isincluded(tp->cpus, pk);
+    tt->off_socket += off;
+    /* ... while its package still had allocated cores nobody used */
+    hwloc_bitmap_and(pk, pk, allowed);
+    int free_left = off && !hwloc_bitmap_isincluded(pk, used);
+    tt->off_socket_free += free_left;
+    if (off && verbose) {
+        char c[256];
+        ng_list_format(tp->cpus, c, sizeof c);
+        fprintf(stderr, "off-socket%s: %s nt=%u task %u gpu %d cpus %s allowed %s\n",
+                free_left ? " (package not full)" : "", cur_name, nt, t, tp->gpus[0], c,
+                list_of(allowed));
+    }
+    hwloc_bitmap_free(pk);
+    hwloc_bitmap_free(pk2);
+    hwloc_bitmap_free(local);
+}
+
+/* GPU plans: their tasks over two L3s (no oracle: GPU homes fix sizes). */
+static void gpu_l3(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                   totals *tt)
+{
+    qline l;
+    qplan q = {0};
+    qline_build(topo, allowed, &l);
+    on_line(&l, plan, &q);
+    tt->gpu_l3_tasks += q.l3_split;
+    if (q.l3_split && getenv("NG_QUALITY_VERBOSE"))
+        fprintf(stderr, "gpu-l3: %s nt=%u allowed %s: %u tasks\n", cur_name, q.nt,
+                list_of(allowed), q.l3_split);
+    free(q.size);
+    qline_free(&l);
+}
+
 static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                     totals *tt)
 {
     hwloc_topology_t hw = ng_topology_hwloc(topo);
-    unsigned nt = ng_plan_task_count(plan), alloc = cores_in(hw, allowed);
+    unsigned nt = ng_plan_task_count(plan), alloc = cores_in(hw, allowed), gpu = 0;
     if (alloc < nt)
         return; /* sharing: not comparable */
-    hwloc_bitmap_t used = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc(), local = hwloc_bitmap_alloc(),
-                   pk2 = hwloc_bitmap_alloc();
+    hwloc_bitmap_t used = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc();
     double min_eff = 1e300;
-    unsigned min_raw = ~0u, gpu = 0;
     for (unsigned t = 0; t < nt; t++) {
         hwloc_bitmap_or(used, used, ng_plan_task(plan, t)->cpus);
-        if (ng_plan_task(plan, t)->threads < min_raw)
-            min_raw = ng_plan_task(plan, t)->threads;
         gpu |= ng_plan_task(plan, t)->n_gpus > 0;
     }
     for (unsigned t = 0; t < nt; t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         unsigned nodes;
         double e = effective(topo, tp->cpus, &nodes);
-        if (e < min_eff)
-            min_eff = e;
+        min_eff = e < min_eff ? e : min_eff;
         tt->straddles += nodes > 1;
         tt->cross_socket += packages_of(hw, tp->cpus, pk) > 1;
-        if (tp->n_gpus && !tp->gpu_remote) {
-            hwloc_bitmap_zero(local);
-            for (unsigned k = 0; k < tp->n_gpus; k++)
-                hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
-            packages_of(hw, local, pk);
-            tt->gpu_tasks++;
-            unsigned two = packages_of(hw, tp->cpus, pk2) > 1;
-            tt->gpu_two_pkgs += two;
-            if (two && getenv("NG_QUALITY_VERBOSE"))
-                fprintf(stderr, "two-packages: %s nt=%u task %u gpus %u allowed %s\n", cur_name, nt, t,
-                        tp->n_gpus, list_of(allowed));
-            int off = !hwloc_bitmap_isincluded(tp->cpus, pk);
-            tt->off_socket += off;
-            /* ... while its package still had allocated cores nobody used */
-            hwloc_bitmap_and(pk, pk, allowed);
-            int free_left = off && !hwloc_bitmap_isincluded(pk, used);
-            tt->off_socket_free += free_left;
-            if (off && getenv("NG_QUALITY_VERBOSE")) {
-                char c[256], a[256];
-                ng_list_format(tp->cpus, c, sizeof c);
-                ng_list_format(allowed, a, sizeof a);
-                fprintf(stderr, "off-socket%s: %s nt=%u task %u gpu %d cpus %s allowed %s\n",
-                        free_left ? " (package not full)" : "", cur_name, nt, t, tp->gpus[0], c, a);
-            }
-        }
+        if (tp->n_gpus && !tp->gpu_remote)
+            gpu_task(topo, tp, t, nt, allowed, used, tt);
     }
     tt->plans++;
     tt->tasks += nt;
@@ -315,28 +338,15 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     if (idle && getenv("NG_QUALITY_VERBOSE"))
         fprintf(stderr, "idle: %s nt=%u gpus=%u: %u of %u cores\n", cur_name, nt,
                 ng_plan_task(plan, 0)->n_gpus, idle, alloc);
-    if (!gpu) {
+    if (gpu)
+        gpu_l3(topo, plan, allowed, tt);
+    else
         against_oracles(topo, plan, allowed, tt);
-    } else {
-        qline l;
-        qplan q = {0};
-        qline_build(topo, allowed, &l);
-        on_line(&l, plan, &q);
-        tt->gpu_l3_tasks += q.l3_split;
-        if (q.l3_split && getenv("NG_QUALITY_VERBOSE"))
-            fprintf(stderr, "gpu-l3: %s nt=%u allowed %s: %u tasks\n", cur_name, q.nt,
-                    list_of(allowed), q.l3_split);
-        free(q.size);
-        qline_free(&l);
-    }
     double share = min_eff / ((double)alloc / nt);
     tt->eff_share_sum += share;
-    if (share < tt->eff_share_min)
-        tt->eff_share_min = share;
+    tt->eff_share_min = share < tt->eff_share_min ? share : tt->eff_share_min;
     hwloc_bitmap_free(used);
     hwloc_bitmap_free(pk);
-    hwloc_bitmap_free(local);
-    hwloc_bitmap_free(pk2);
 }
 
 static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
