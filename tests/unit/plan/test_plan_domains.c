@@ -189,6 +189,74 @@ static void check_2990wx_hwloc2(void)
     ng_topology_free(topo);
 }
 
+/* A memoryless group's distance to memory node j (topology index): from
+ * its own (memoryless) node, else by package (20 same, 30 across), the
+ * rule of docs/planner.md rule 2 without hwloc's CPU-less NUMA objects. */
+static unsigned group_dist(const ng_topology *topo, const ngi_unit *u, unsigned j)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    unsigned jos = ng_topology_numa(topo, j)->os_index;
+    if (u->node >= 0) {
+        unsigned d = ng_topology_distance(topo, ng_topology_numa(topo, (unsigned)u->node)->os_index, jos);
+        if (d >= 10)
+            return d;
+    }
+    hwloc_obj_t o = hwloc_get_numanode_obj_by_os_index(hw, jos);
+    hwloc_obj_t pk = o ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, o) : NULL;
+    return pk && (int)pk->logical_index == u->pkg ? 20 : 30;
+}
+
+/* Memoryless groups tied between the same nodes spread over them: no node
+ * holds two of them while another node as near to both holds none. The
+ * corpus topologies with memoryless CPUs (an offline node, a cgroup's
+ * disallowed nodes, QEMU CPUs of no node, the 2990WX under hwloc 2). */
+static void check_memoryless_spread(const char *file, ng_topology *topo)
+{
+    ng_plan_request req = {.ntasks = 1};
+    ngi_planner p;
+    if (build(&p, topo, &req) < 0)
+        return;
+    unsigned nn = ng_topology_numa_count(topo), first[64], n = 0;
+    for (unsigned k = 0; k < p.n_units && n < 64; k++) {
+        const ngi_unit *u = &p.units[k];
+        int memless = u->node < 0 || p.doms[u->dom].mem != u->node;
+        if (memless && (k == 0 || u->node != p.units[k - 1].node || u->root != p.units[k - 1].root))
+            first[n++] = k;
+    }
+    int good = 1;
+    for (unsigned a = 0; a < n && good; a++)
+        for (unsigned b = a + 1; b < n && good; b++) {
+            const ngi_unit *ua = &p.units[first[a]], *ub = &p.units[first[b]];
+            int x = p.doms[ua->dom].mem;
+            if (p.doms[ub->dom].mem != x)
+                continue;
+            for (unsigned y = 0; y < nn && good; y++) {
+                int holds = 0;
+                for (unsigned c = 0; c < n; c++)
+                    holds |= p.doms[p.units[first[c]].dom].mem == (int)y;
+                good = (int)y == x || holds || group_dist(topo, ua, y) != group_dist(topo, ua, (unsigned)x) ||
+                       group_dist(topo, ub, y) != group_dist(topo, ub, (unsigned)x) ||
+                       !ng_topology_numa(topo, y)->has_cpus || !ng_topology_numa(topo, y)->memory_bytes;
+            }
+        }
+    if (!good)
+        tap_diag("%s: two memoryless groups on one node while a tied node has none", file);
+    ok(good, "%s: memoryless groups (%u) spread over tied nodes", file, n);
+    ngi_plan_free_domains(&p);
+}
+
+static void corpus_memoryless(void)
+{
+    const char *files[] = {"r630-offline-cpus-offline-node0.xml", "opteron-8s-cgroup-cpuset-disallowed.xml",
+                           "qemu-heteromem-dram-hbm-nvm.xml", "threadripper-2990wx-4die-2memless-hwloc2.xml"};
+    for (unsigned i = 0; i < sizeof files / sizeof *files; i++) {
+        ng_topology *topo = load(files[i]);
+        if (topo)
+            check_memoryless_spread(files[i], topo);
+        ng_topology_free(topo);
+    }
+}
+
 static void check_offline_node(void)
 {
     ng_topology *topo = load("r630-offline-cpus-offline-node0.xml");
@@ -285,6 +353,7 @@ int main(void)
 {
     check_2990wx();
     check_2990wx_hwloc2();
+    corpus_memoryless();
     check_offline_node();
     check_gh200_domains();
     check_whole_node_seating("xe8640-4xh100-spr8480-snc4.xml", 4, 28);
