@@ -153,8 +153,10 @@ static void size_part(const ngi_why *w, unsigned t, sbuf *b)
         put(b, "%u %s: --cpus-per-task %u asks for them and the step has them for every task",
             cores, cores_word(cores), w->req->cpus_per_task);
     else if (ts->capped)
-        put(b, "%u %s: its GPU's package has %u allocated cores for %u GPU task%s", cores,
-            cores_word(cores), ts->pkg_units, ts->pkg_tasks, ts->pkg_tasks > 1 ? "s" : "");
+        put(b, "%u %s: %s has %u allocated cores for %u GPU task%s", cores, cores_word(cores),
+            ng_plan_task(w->plan, t)->gpu_remote ? "the package of the node nearest its GPU"
+                                                 : "its GPU's package",
+            ts->pkg_units, ts->pkg_tasks, ts->pkg_tasks > 1 ? "s" : "");
     else if (cores == z->base || (cores == z->base + 1 && z->extra))
         put(b, "%u %s: the even share of the %u allocated cores over %u tasks is %u%s", cores,
             cores_word(cores), z->units, nt, z->base, cores > z->base ? ", +1 of the cores left over" : "");
