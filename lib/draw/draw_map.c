@@ -282,13 +282,16 @@ static void legend(const map *p, const ngi_legend *lg)
     for (unsigned i = lg->nkeys; i < lg->n; i++) {
         const ngi_legend_row *r = &lg->row[i];
         fputs("  ", p->f);
-        if (r->swatch == NGI_SW_TASK && p->colour) {
+        /* A task's row starts "task K:": that part in the task's colour. */
+        const char *colon = strchr(r->text, ':');
+        if (r->swatch == NGI_SW_TASK && p->colour && colon) {
             sgr_rgb(p, ngi_draw_task_rgb(r->value));
-            fprintf(p->f, "%*u", p->cell_w, r->value);
+            fprintf(p->f, "%.*s", (int)(colon - r->text), r->text);
             sgr(p, "0");
-            fputc(' ', p->f);
+            ngi_draw_plain(p->f, colon);
+        } else {
+            ngi_draw_plain(p->f, r->text);
         }
-        ngi_draw_plain(p->f, r->text);
         fputc('\n', p->f);
     }
 }

@@ -198,7 +198,7 @@ static unsigned best_cols(ngi_layout *l, int head, int num, int den)
             continue;
         double r = (double)gw * den / ((double)gh * num);
         double empty = (double)(((n + cols - 1) / cols) * cols - n) / n;
-        double score = (r > 1 ? r : 1 / r) + 3 * empty;
+        double score = (r > 1 ? r : 1 / r) + 6 * empty;
         if (score < best_score)
             best_score = score, best = cols;
     }
@@ -221,17 +221,20 @@ static int flow(ngi_layout *l, int head, int x0, int y0, int width)
     return head >= 0 ? y + row - y0 : 0;
 }
 
-/* The width the strip asks for: its widest item times the square root of
- * the item count (16 GPUs of a DGX-2 make four rows of four, not a
- * column). */
+/* The width the strip asks for: about the square root of its item count
+ * in a row (16 GPUs of a DGX-2 make four rows of four, not a column), at
+ * least its widest item. */
 static int strip_w(const ngi_layout *l, int head)
 {
-    int w = 0, n = 0, per = 1;
-    for (int c = head; c >= 0; c = l->box[c].next, n++)
+    int w = 0, sum = 0, n = 0, per = 1;
+    for (int c = head; c >= 0; c = l->box[c].next, n++) {
         w = l->box[c].w > w ? l->box[c].w : w;
+        sum += l->box[c].w;
+    }
     while (per * per < n)
         per++;
-    return per * w + (per - 1) * NGI_GAP;
+    int want = n ? per * sum / n + (per - 1) * NGI_GAP : 0;
+    return want > w ? want : w;
 }
 
 /* The bands side by side, stretched to @p width together. */

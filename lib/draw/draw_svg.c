@@ -32,7 +32,7 @@ static void defs(FILE *f)
           "patternTransform=\"rotate(-45)\"><rect width=\"1.5\" height=\"5\" fill=\"#000\" "
           "fill-opacity=\"0.55\"/>"
           "</pattern>\n"
-          "<pattern id=\"stripes\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\">"
+          "<pattern id=\"stripes\" width=\"4\" height=\"3\" patternUnits=\"userSpaceOnUse\">"
           "<rect width=\"4\" height=\"1.5\" fill=\"#fff\"/></pattern>\n"
           "<pattern id=\"dots\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\">"
           "<rect width=\"1.6\" height=\"1.6\" fill=\"#fff\"/></pattern>\n"
@@ -61,11 +61,15 @@ static void chip(FILE *f, int x, int y, int task, ng_mem_mode mode, unsigned nod
         fill(f, "fill", c);
         fputs("/>", f);
     }
-    if (mode == NG_MEM_MODE_INTERLEAVE || mode == NG_MEM_MODE_WEIGHTED)
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#%s)\"/>", x, y,
-                NGI_CHIP_W, NGI_CHIP_H, mode == NG_MEM_MODE_INTERLEAVE ? "stripes" : "dots");
+    /* Interleaving modes: a patterned band at the right end, clear of the
+     * number (stripes: interleave, dots: weighted). */
+    int band = mode == NG_MEM_MODE_INTERLEAVE || mode == NG_MEM_MODE_WEIGHTED;
+    if (band)
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"7\" height=\"%d\" fill=\"url(#%s)\"/>",
+                x + NGI_CHIP_W - 7, y, NGI_CHIP_H,
+                mode == NG_MEM_MODE_INTERLEAVE ? "stripes" : "dots");
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" font-weight=\"bold\" "
-               "text-anchor=\"middle\"", x + NGI_CHIP_W / 2, y + 9);
+               "text-anchor=\"middle\"", x + (band ? (NGI_CHIP_W - 7) / 2 : NGI_CHIP_W / 2), y + 9);
     fill(f, "fill", mode != NG_MEM_MODE_PREFERRED_MANY && ngi_draw_dark(c) ? (ngi_rgb){255, 255, 255}
                                                                        : (ngi_rgb){0, 0, 0});
     fprintf(f, ">%s</text></g>\n", label);
@@ -337,6 +341,25 @@ static void box(FILE *f, const ngi_draw_model *m, const ngi_layout *l, const ngi
 #define SW 14       /* swatch size */
 #define ROW_H 18    /* legend line height */
 
+/* data-key of a legend key: what it explains (docs/draw.md). */
+static const char *key_name(const ngi_legend_row *r)
+{
+    static const char *const state[] = {[NGI_PU_FREE] = "free", [NGI_PU_IDLE] = "idle",
+                                        [NGI_PU_TASK] = "task", [NGI_PU_EXCLUDED] = "excluded",
+                                        [NGI_PU_ABSENT] = "excluded"};
+    static const char *const heat[NGI_HEAT_LEVELS] = {"heat-0", "heat-1", "heat-2",
+                                                      "heat-3", "heat-4", "heat-5"};
+    switch (r->swatch) {
+    case NGI_SW_STATE: return r->value <= NGI_PU_ABSENT ? state[r->value] : "?";
+    case NGI_SW_SHARED: return "shared";
+    case NGI_SW_HEAT: return heat[r->value < NGI_HEAT_LEVELS ? r->value : NGI_HEAT_LEVELS - 1];
+    case NGI_SW_OVER: return "over";
+    case NGI_SW_PILED: return "piled";
+    case NGI_SW_HIGHLIGHT: return "highlight";
+    default: return "?";
+    }
+}
+
 static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
 {
     ngi_rgb c = {255, 255, 255};
@@ -344,7 +367,7 @@ static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
     char num[16] = "";
     switch (r->swatch) {
     case NGI_SW_MODE:
-        chip(f, x - 2, y + 1, -1, (ng_mem_mode)r->value, 0);
+        chip(f, x, y + 1, -1, (ng_mem_mode)r->value, 0);
         return;
     case NGI_SW_TASK:
     case NGI_SW_HIGHLIGHT:
@@ -365,9 +388,11 @@ static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
     case NGI_SW_OVER: extra = " stroke=\"#d00000\" stroke-width=\"2.5\""; break;
     default: break;
     }
-    fprintf(f, "<rect class=\"legend-%s\" data-task=\"%d\" x=\"%d\" y=\"%d\" width=\"%d\" "
-               "height=\"%d\" rx=\"2\"", r->swatch == NGI_SW_TASK ? "task" : "key",
-            r->swatch == NGI_SW_TASK ? (int)r->value : -1, x, y, SW, SW);
+    if (r->swatch == NGI_SW_TASK)
+        fprintf(f, "<rect class=\"legend-task\" data-task=\"%u\"", r->value);
+    else
+        fprintf(f, "<rect class=\"legend-key\" data-key=\"%s\"", key_name(r));
+    fprintf(f, " x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"2\"", x, y, SW, SW);
     fill(f, "fill", c);
     fprintf(f, "%s/>\n", extra);
     if (r->swatch == NGI_SW_SHARED || r->swatch == NGI_SW_PILED)
@@ -389,7 +414,7 @@ static int legend(FILE *f, const ngi_legend *lg, int x0, int y0, int width, int 
     *w = 0;
     for (unsigned i = 0; i < lg->nkeys; i++) {
         const ngi_legend_row *r = &lg->row[i];
-        int sw = r->swatch != NGI_SW_NONE ? SW + 5 : 0;
+        int sw = r->swatch == NGI_SW_MODE ? NGI_CHIP_W + 3 : r->swatch != NGI_SW_NONE ? SW + 5 : 0;
         int kw = sw + (r->text[0] ? ngi_draw_text_w(r->text, NGI_FONT) + 16 : 4);
         if (x > x0 && x + kw > x0 + width)
             x = x0, y += ROW_H;
