@@ -1,5 +1,5 @@
 /* The terminal map: one row per NUMA node (kind, memory, then one cell per
- * core, wrapped into lines of at most ~48 cells, then the tasks whose
+ * core, wrapped into lines of at most ~100 characters, then the tasks whose
  * memory policy names the node), the GPUs and NICs with their tasks, the
  * legend. Plain ASCII unless NG_DRAW_COLOR: then cells get the task's (or
  * the heat's) colour from the 256-colour palette, and the separators stay
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define LABEL_W 24          /* "%4u %-7s %9s  " */
-#define LINE_CELLS 48       /* most cells on one line */
+#define LINE_W 96           /* characters of cells on one line (after the label) */
 
 typedef struct map {
     FILE *f;
@@ -165,17 +165,44 @@ static void node_row(const map *p, unsigned i, unsigned per, int width)
     fputc('\n', p->f);
 }
 
-/* Cells per line: every node's cores in as few lines as LINE_CELLS
- * allows, the lines of a node equally long. */
+/* PUs in no CPU node (their node offline, say); the caller frees them. */
+static hwloc_bitmap_t homeless(const ngi_draw_model *m)
+{
+    hwloc_bitmap_t rest = hwloc_bitmap_dup(m->present);
+    for (unsigned i = 0; rest && i < ng_topology_numa_count(m->topo); i++)
+        if (ng_topology_numa(m->topo, i)->has_cpus)
+            hwloc_bitmap_andnot(rest, rest, ng_topology_numa(m->topo, i)->cpus);
+    return rest;
+}
+
+/* Their cores get a row of their own: every core is on the map. */
+static void homeless_row(const map *p, unsigned per)
+{
+    hwloc_bitmap_t rest = homeless(p->m);
+    if (rest && !hwloc_bitmap_iszero(rest)) {
+        fprintf(p->f, "%4s %-7s %9s  ", "-", "no node", "");
+        cells(p, rest, per);
+        fputc('\n', p->f);
+    }
+    hwloc_bitmap_free(rest);
+}
+
+/* Cells per line: every node's cores in as few lines as LINE_W characters
+ * allow (120 columns with the label), the lines of a node equally long. */
 static unsigned per_line(const ngi_draw_model *m, int *width, int cell_w)
 {
-    unsigned most = 1;
+    hwloc_bitmap_t rest = homeless(m);
+    unsigned most = rest ? node_cores(m, rest) : 0;
+    hwloc_bitmap_free(rest);
+    most = most ? most : 1;
     for (unsigned i = 0; i < ng_topology_numa_count(m->topo); i++) {
         const ng_numa_info *ni = ng_topology_numa(m->topo, i);
         unsigned n = ni->has_cpus ? node_cores(m, ni->cpus) : 0;
         most = n > most ? n : most;
     }
-    unsigned lines = (most + LINE_CELLS - 1) / LINE_CELLS;
+    unsigned fit = (unsigned)(LINE_W / (cell_w + 1));
+    fit = fit < 8 ? 8 : fit;
+    unsigned lines = (most + fit - 1) / fit;
     unsigned per = (most + lines - 1) / lines;
     *width = (int)per * (cell_w + 1) - 1;
     return per;
@@ -305,6 +332,7 @@ int ngi_draw_map_write(FILE *f, const ngi_draw_model *m, const ngi_legend *lg)
     header(&p, lg);
     for (unsigned i = 0; i < ng_topology_numa_count(m->topo); i++)
         node_row(&p, i, per, width);
+    homeless_row(&p, per);
     if (!hwloc_bitmap_iszero(m->absent)) {
         char list[256];
         ngi_draw_list(m->absent, list, sizeof list);

@@ -27,7 +27,7 @@ static void defs(FILE *f)
     fputs("<defs>\n"
           "<pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
           "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"6\" fill=\"#000\" "
-          "fill-opacity=\"0.45\"/></pattern>\n"
+          "fill-opacity=\"0.3\"/></pattern>\n"
           "<pattern id=\"piled\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
           "patternTransform=\"rotate(-45)\"><rect width=\"1.5\" height=\"5\" fill=\"#000\" "
           "fill-opacity=\"0.55\"/>"

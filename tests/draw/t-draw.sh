@@ -252,6 +252,27 @@ EOF
 done >"$T/docmap"
 emit "$T/docmap"
 
+# --- memcheck: the drawing code under valgrind (zero errors, no definite leak) ---
+vg() {
+    desc=$1
+    shift
+    valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+        --error-exitcode=99 "$@" >/dev/null 2>"$T/vg.err"
+    rc=$?
+    errs=$(grep -c '^==[0-9]*== ' "$T/vg.err")
+    ok $((rc != 0 || errs != 0)) "valgrind: $desc"
+    [ "$rc" = 0 ] && [ "$errs" = 0 ] || grep -E -A8 '^==[0-9]*== [A-Z]' "$T/vg.err" | head -20 | sed 's/^/# /'
+}
+if command -v valgrind >/dev/null; then
+    vg "plan --svg and --map, GH200, 8 tasks, weighted" "$NG" plan --topology "$GH" --tasks 8 \
+        --task-gpus "0;0;1;1;2;2;3;3" --numa-policy weighted:all,cpuless --svg "$T/vg.svg" --map
+    vg "topo --svg -, disallowed and offline CPUs" "$NG" topo \
+        --topology "$TOPO/opteron-8s-cgroup-cpuset-disallowed.xml" --svg -
+    vg "check --svg and --map, this machine" "$NG" check --pid $$ --svg "$T/vg.svg" --map
+else
+    skip 3 "valgrind not installed"
+fi
+
 # --- topo --svg over the whole corpus: well-formed, every PU once ---
 bad=""
 for f in "$TOPO"/*.xml; do
