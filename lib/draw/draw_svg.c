@@ -360,50 +360,60 @@ static const char *key_name(const ngi_legend_row *r)
     }
 }
 
+/* A swatch's look: its fill, its border, the number in it. */
+typedef struct look {
+    ngi_rgb c;
+    const char *border;
+    char num[16];
+} look;
+
+static void swatch_look(const ngi_legend_row *r, look *k)
+{
+    k->c = (ngi_rgb){255, 255, 255};
+    k->border = " stroke=\"#505050\" stroke-width=\"0.6\"";
+    k->num[0] = '\0';
+    if (r->swatch == NGI_SW_TASK || r->swatch == NGI_SW_HIGHLIGHT) {
+        k->c = ngi_draw_task_rgb(r->value);
+        snprintf(k->num, sizeof k->num, "%u", r->value);
+        if (r->swatch == NGI_SW_HIGHLIGHT)
+            k->border = " stroke=\"#000000\" stroke-width=\"2.5\"";
+    } else if (r->swatch == NGI_SW_STATE) {
+        k->c = state_rgb((ngi_pu_state)r->value);
+        if (r->value == NGI_PU_EXCLUDED)
+            k->border = " stroke=\"#b0b0b0\" stroke-dasharray=\"2,2\"";
+    } else if (r->swatch == NGI_SW_HEAT) {
+        k->c = ngi_draw_heat_rgb(r->value);
+        snprintf(k->num, sizeof k->num, "%u%s", r->value,
+                 r->value + 1 < NGI_HEAT_LEVELS ? "" : "+");
+    } else if (r->swatch == NGI_SW_OVER) {
+        k->border = " stroke=\"#d00000\" stroke-width=\"2.5\"";
+    }
+}
+
 static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
 {
-    ngi_rgb c = {255, 255, 255};
-    const char *extra = " stroke=\"#505050\" stroke-width=\"0.6\"";
-    char num[16] = "";
-    switch (r->swatch) {
-    case NGI_SW_MODE:
+    look k;
+    if (r->swatch == NGI_SW_MODE) {
         chip(f, x, y + 1, -1, (ng_mem_mode)r->value, 0);
         return;
-    case NGI_SW_TASK:
-    case NGI_SW_HIGHLIGHT:
-        c = ngi_draw_task_rgb(r->value);
-        snprintf(num, sizeof num, "%u", r->value);
-        if (r->swatch == NGI_SW_HIGHLIGHT)
-            extra = " stroke=\"#000000\" stroke-width=\"2.5\"";
-        break;
-    case NGI_SW_STATE:
-        c = state_rgb((ngi_pu_state)r->value);
-        if (r->value == NGI_PU_EXCLUDED)
-            extra = " stroke=\"#b0b0b0\" stroke-dasharray=\"2,2\"";
-        break;
-    case NGI_SW_HEAT:
-        c = ngi_draw_heat_rgb(r->value);
-        snprintf(num, sizeof num, "%u%s", r->value, r->value + 1 < NGI_HEAT_LEVELS ? "" : "+");
-        break;
-    case NGI_SW_OVER: extra = " stroke=\"#d00000\" stroke-width=\"2.5\""; break;
-    default: break;
     }
+    swatch_look(r, &k);
     if (r->swatch == NGI_SW_TASK)
         fprintf(f, "<rect class=\"legend-task\" data-task=\"%u\"", r->value);
     else
         fprintf(f, "<rect class=\"legend-key\" data-key=\"%s\"", key_name(r));
     fprintf(f, " x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"2\"", x, y, SW, SW);
-    fill(f, "fill", c);
-    fprintf(f, "%s/>\n", extra);
+    fill(f, "fill", k.c);
+    fprintf(f, "%s/>\n", k.border);
     if (r->swatch == NGI_SW_SHARED || r->swatch == NGI_SW_PILED)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#%s)\"/>\n", x,
                 y, SW, SW, r->swatch == NGI_SW_PILED ? "piled" : "hatch");
-    if (num[0]) {
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\" "
-                   "text-anchor=\"middle\"", x + SW / 2, y + 11, strlen(num) > 2 ? 7 : 9);
-        fill(f, "fill", ngi_draw_dark(c) ? (ngi_rgb){255, 255, 255} : (ngi_rgb){0, 0, 0});
-        fprintf(f, ">%s</text>\n", num);
-    }
+    if (!k.num[0])
+        return;
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\" "
+               "text-anchor=\"middle\"", x + SW / 2, y + 11, strlen(k.num) > 2 ? 7 : 9);
+    fill(f, "fill", ngi_draw_dark(k.c) ? (ngi_rgb){255, 255, 255} : (ngi_rgb){0, 0, 0});
+    fprintf(f, ">%s</text>\n", k.num);
 }
 
 /* The keys on lines that wrap at @p width, then one row per line. With
