@@ -33,6 +33,7 @@ LAYERS = {
     "lib/plan":    (3, ["lib/base", "lib/topo", "lib/options"]),
     "lib/task":    (4, ["lib/base", "lib/topo", "lib/options", "lib/plan"]),
     "lib/inspect": (4, ["lib/base", "lib/topo", "lib/options", "lib/gpu"]),
+    "lib/doctor":  (5, ["lib/base", "lib/topo", "lib/options", "lib/gpu", "lib/task"]),
     "spank":       (5, ["lib/*"]),
     "tools":       (5, ["lib/*"]),
 }
@@ -41,7 +42,7 @@ PRIVATE = {
     "base.h": "lib/base", "cgroup.h": "lib/base", "hostlist.h": "lib/base",
     "sysops.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
     "gpu.h": "lib/gpu", "plan.h": "lib/plan", "task.h": "lib/task",
-    "inspect.h": "lib/inspect",
+    "inspect.h": "lib/inspect", "doctor.h": "lib/doctor",
 }
 TEST_BUILD_ONLY = {"spank/faults.c"}
 
