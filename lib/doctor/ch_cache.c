@@ -14,8 +14,9 @@ void ngi_check_cache(ngi_doctor_ctx *x)
     ng_doctor_check *c = ngi_doctor_begin(x->r, "cache", "cache.topology");
     char stamp[PATH_MAX + 32], why[512];
     struct stat st;
-    if (x->topology[0]) {
-        ngi_doctor_end(x->r, c, "topology=%s is given: the plugin reads no cache", x->topology);
+    if (x->plugin_topology) {
+        ngi_doctor_end(x->r, c, "topology=%s is given: the plugin reads no cache",
+                       x->pconf.topology);
         return;
     }
     if (!x->cache_dir[0]) {

@@ -101,6 +101,7 @@ static void resolve_inputs(ngi_doctor_ctx *x, const ng_doctor_options *o)
         snprintf(x->cache_dir, sizeof x->cache_dir, "%s",
                  pc ? pc->cache_dir : NG_TOPOLOGY_CACHE_DIR);
     pick(x->topology, sizeof x->topology, o->topology, pc ? pc->topology : NULL, NULL);
+    x->plugin_topology = pc && pc->topology[0];
 }
 
 static void record_inputs(ngi_doctor_ctx *x)

@@ -168,6 +168,7 @@ static int wait_exit(pid_t pid, unsigned long long deadline, ngi_cmd *res)
 /* Fork @p j with its output into a pipe read until the deadline. */
 static int run_job(job *j, unsigned timeout_ms, size_t max_out, ngi_cmd *res)
 {
+    res->limit_ms = timeout_ms;
     res->out = malloc(max_out + 1);
     int pfd[2] = {-1, -1}, nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (!res->out || nullfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
@@ -231,13 +232,16 @@ void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len)
 {
     if (res->not_found)
         snprintf(buf, len, "not installed (not on PATH)");
+    else if (res->timed_out && res->limit_ms % 1000 == 0)
+        snprintf(buf, len, "did not answer within %u s (killed with its process group)",
+                 res->limit_ms / 1000);
     else if (res->timed_out)
         snprintf(buf, len, "did not answer within %u ms (killed with its process group)",
-                 res->ms);
+                 res->limit_ms);
     else if (res->too_big)
         snprintf(buf, len, "printed more than %zu bytes (killed)", res->len);
     else if (res->exit_status != 0)
         snprintf(buf, len, "exit status %d", res->exit_status);
     else
-        snprintf(buf, len, "exit 0 in %u ms", res->ms);
+        snprintf(buf, len, "exit status 0");
 }

@@ -5,11 +5,13 @@
  *   report.c     the report's storage: checks, findings, evidence
  *   run.c        external commands, bounded in time and output
  *   files.c      bounded reads of admin files, Slurm's key=value files,
- *                plugstack.conf lines, the plugin's ELF release
+ *                plugstack.conf lines
+ *   elf.c        the Slurm release a plugin was built for (its ELF file)
  *   vendor.c     what nvidia-smi, rocm-smi and `slurmd -G` print, parsed
  *   ch_pci.c     GPU and NIC locality: hwloc against sysfs
  *   ch_gpu.c     the drivers' and vendor tools' views of the GPUs
- *   ch_slurm.c   slurm.conf, cgroup.conf, gres.conf, slurmd -G
+ *   ch_slurm.c   slurm.conf's node line, TaskPlugin, cgroup.conf
+ *   ch_gres.c    gres.conf by the plugin's rules, slurmd -G
  *   ch_plugin.c  plugstack.conf, the plugin file, its arguments, its release
  *   ch_kernel.c  memory-policy modes, cgroups, SMT, CPUs, memory-only nodes
  *   ch_cache.c   the topology cache
@@ -72,6 +74,7 @@ typedef struct ngi_cmd {
     int timed_out;       /**< killed (with its process group) after the time limit */
     int too_big;         /**< killed: printed more than the output bound */
     unsigned ms;         /**< how long it ran */
+    unsigned limit_ms;   /**< the time limit it ran under */
 } ngi_cmd;
 
 /** The program @p name on $PATH (or the default system path when PATH is
@@ -188,6 +191,7 @@ typedef struct ngi_doctor_ctx {
     char cgroup_conf[PATH_MAX];
     char cache_dir[PATH_MAX];      /**< "" = topology_cache=off */
     char topology[PATH_MAX];       /**< XML judged instead of live ("" = none) */
+    int plugin_topology;           /**< it is the plugin's topology= (no cache read) */
     ngi_plugstack ps;
     int ps_read;                   /**< plugstack.conf was read */
     char ps_why[256];
