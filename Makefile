@@ -156,6 +156,7 @@ check-vm: deps
 install: all install-man install-pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)
 	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(BINDIR)/numaguard
+	install -m 755 tools/numaguard-healthcheck $(DESTDIR)$(BINDIR)/numaguard-healthcheck
 	install -d $(DESTDIR)$(INCLUDEDIR)/numaguard
 	install -m 644 lib/include/numaguard.h $(DESTDIR)$(INCLUDEDIR)/numaguard.h
 	install -m 644 $(filter-out lib/include/numaguard.h,$(PUBLIC_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/numaguard/
@@ -168,7 +169,8 @@ endif
 # Same variables as install; removes only the files install put there.
 uninstall: uninstall-man uninstall-pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/numaguard
-	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
+	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(BINDIR)/numaguard-healthcheck \
+	    $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
 	    $(DESTDIR)$(LIBDIR)/libnumaguard.a $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
 
 clean:
