@@ -96,8 +96,8 @@ static void check_conf(ngi_doctor_ctx *x, const gres_view *v)
     }
     ngi_doctor_fact(c, "records", "%u for node %s, %u of other nodes", v->sum.records, x->node,
                     v->sum.other_records);
-    ngi_doctor_end(x->r, c, "%s: %u Name=gpu records for node %s (the plugin's matching), "
-                   "%u device files, AutoDetect=%s", x->gres_conf, v->sum.records, x->node,
+    ngi_doctor_end(x->r, c, "%s: Name=gpu records for node %s (the plugin's matching): %u, "
+                   "device files: %u, AutoDetect=%s", x->gres_conf, x->node, v->sum.records,
                    v->order.count, v->sum.autodetect[0] ? v->sum.autodetect : "off");
 }
 
@@ -143,8 +143,11 @@ static void check_devices(ngi_doctor_ctx *x, const gres_view *v)
     const ng_gres_order *o = v->have_order ? &v->order : &v->sum.files;
     for (unsigned i = 0; i < o->count; i++)
         check_device(x, c, o->device_files[i], i);
-    ngi_doctor_end(x->r, c, "%u gres device files, each the character device of a GPU the "
-                   "topology has", o->count);
+    if (o->count)
+        ngi_doctor_end(x->r, c, "gres device files: %u, each the character device of a GPU the "
+                       "topology has", o->count);
+    else
+        ngi_doctor_end(x->r, c, "no gres device file to check");
 }
 
 /* The bus ids of the order, "" where unknown; 1 if they rise. */

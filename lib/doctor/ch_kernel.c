@@ -195,7 +195,7 @@ void ngi_check_kernel_cpus(ngi_doctor_ctx *x)
                        x->fsroot ? x->fsroot : "/");
     else
         ngi_doctor_end(x->r, c, "CPUs %s online, none offline, SMT %s%s", online, smt,
-                       strcmp(smt, "on") ? "" : " (threads count per core unless ,smt)");
+                       strcmp(smt, "on") ? "" : " (numaguard counts cores unless ,smt)");
 }
 
 void ngi_check_memory_nodes(ngi_doctor_ctx *x)

@@ -41,7 +41,7 @@ void ngi_check_plugstack(ngi_doctor_ctx *x)
                            x->plugstack, x->ps_why);
     else if (!x->ps.found)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, not_loaded, add_line,
-                           "plugstack.conf %s (%u files with its includes) names no "
+                           "plugstack.conf %s (files read with its includes: %u) names no "
                            "numaguard.so", x->plugstack, x->ps.files);
     else if (x->ps.found > 1)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
@@ -119,7 +119,7 @@ void ngi_check_plugin_args(ngi_doctor_ctx *x)
     }
     ngi_doctor_fact(c, "default_policy", "%s",
                     x->pconf.have_default_policy ? x->pconf.default_policy : "(none)");
-    ngi_doctor_end(x->r, c, "%d arguments parse by the plugin's own rule (default_policy=%s)",
+    ngi_doctor_end(x->r, c, "the arguments parse by the plugin's own rule (%d; default_policy=%s)",
                    x->ps.argc, x->pconf.have_default_policy ? x->pconf.default_policy : "none");
 }
 

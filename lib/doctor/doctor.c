@@ -145,7 +145,7 @@ static void check_topology(ngi_doctor_ctx *x)
                       : ng_topology_from_cache(x->topo) ? "the topology cache" : "live discovery";
     ngi_doctor_fact(c, "source", "%s", src);
     ngi_doctor_fact(c, "this_system", "%s", ng_topology_is_this_system(x->topo) ? "yes" : "no");
-    ngi_doctor_end(x->r, c, "loaded from %s: %u NUMA nodes, %u GPUs, %u NICs%s", src,
+    ngi_doctor_end(x->r, c, "loaded from %s: NUMA nodes %u, GPUs %u, NICs %u%s", src,
                    ng_topology_numa_count(x->topo), ng_topology_gpu_count(x->topo),
                    ng_topology_nic_count(x->topo),
                    ng_topology_is_this_system(x->topo) ? "" : " (not this machine: plan only)");

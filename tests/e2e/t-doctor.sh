@@ -187,7 +187,7 @@ expect plugin.file "WARN plugin.file: $W/plug/missing/numaguard.so ($E/plugstack
     "an optional plugin that is not there: WARN"
 printf '# no numaguard here\n' >"$E/plugstack.conf"
 doctor
-expect plugin.plugstack "WARN plugin.plugstack: plugstack.conf $E/plugstack.conf (1 files with its includes) names no numaguard.so | placement: numaguard is not loaded on this node: srun has no --numa-policy and --omp-guard here, nothing is placed | fix: add \`required <Slurm's plugin dir>/numaguard.so\` to plugstack.conf (docs/admin-guide.md) on every node and submit host" \
+expect plugin.plugstack "WARN plugin.plugstack: plugstack.conf $E/plugstack.conf (files read with its includes: 1) names no numaguard.so | placement: numaguard is not loaded on this node: srun has no --numa-policy and --omp-guard here, nothing is placed | fix: add \`required <Slurm's plugin dir>/numaguard.so\` to plugstack.conf (docs/admin-guide.md) on every node and submit host" \
     "plugstack.conf without numaguard: WARN"
 
 # --- the kernel (simulated through fsroot: its osrelease and sysfs) ------------
