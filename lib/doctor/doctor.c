@@ -87,6 +87,8 @@ static void resolve_inputs(ngi_doctor_ctx *x, const ng_doctor_options *o)
     if (ngi_doctor_read(x->slurm_conf, SLURM_CONF_MAX, &x->slurm_text, NULL, x->slurm_why,
                         sizeof x->slurm_why) < 0)
         x->slurm_text = NULL;
+    else
+        ngi_conf_includes(&x->slurm_text, x->slurm_conf, SLURM_CONF_MAX);
     read_plugstack(x, o);
     const ng_plugin_conf *pc = x->pconf_ok ? &x->pconf : NULL;
     x->fsroot = o->fsroot && *o->fsroot ? o->fsroot : pc && pc->fsroot[0] ? pc->fsroot : NULL;

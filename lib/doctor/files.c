@@ -113,6 +113,77 @@ static int token_value(const char *line, const char *key, int first, char *out, 
     }
 }
 
+/* Append @p s (n bytes) to the growing buffer; -1 past @p max. */
+static int append(char **buf, size_t *len, size_t max, const char *s, size_t n)
+{
+    if (*len + n > max)
+        return -1;
+    char *b = realloc(*buf, *len + n + 1);
+    if (!b)
+        return -1;
+    memcpy(b + *len, s, n);
+    *len += n;
+    b[*len] = '\0';
+    *buf = b;
+    return 0;
+}
+
+static int expand(const char *text, const char *dir, int depth, char **out, size_t *len,
+                  size_t max);
+
+/* The files of one "Include PATTERN" line, each expanded in turn. */
+static void include_files(const char *pattern, const char *dir, int depth, char **out,
+                          size_t *len, size_t max)
+{
+    char full[2 * PATH_MAX + 2], why[64], *text;
+    glob_t g;
+    if (pattern[0] == '/' || !dir[0])
+        snprintf(full, sizeof full, "%s", pattern);
+    else
+        snprintf(full, sizeof full, "%s/%s", dir, pattern);
+    if (depth >= 2 || glob(full, 0, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (ngi_doctor_read(g.gl_pathv[i], max, &text, NULL, why, sizeof why) == 0) {
+            expand(text, dir, depth + 1, out, len, max);
+            free(text);
+        }
+    globfree(&g);
+}
+
+static int expand(const char *text, const char *dir, int depth, char **out, size_t *len,
+                  size_t max)
+{
+    char line[LINE_MAX_NG], word[16], pattern[PATH_MAX];
+    for (const char *p = text; *p;) {
+        const char *start = p;
+        p = next_line(p, line, sizeof line);
+        if (sscanf(line, " %15s %4095s", word, pattern) == 2 && !strcasecmp(word, "Include"))
+            include_files(pattern, dir, depth, out, len, max);
+        else if (append(out, len, max, start, (size_t)(p - start)) < 0 ||
+                 (p[-1] != '\n' && append(out, len, max, "\n", 1) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+int ngi_conf_includes(char **text, const char *path, size_t max)
+{
+    char dir[PATH_MAX], *out = NULL;
+    size_t len = 0;
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
+    if (!strcasestr(*text, "include"))
+        return 0;
+    if (expand(*text, dir, 0, &out, &len, max) < 0 || !out) {
+        free(out);
+        return -1;
+    }
+    free(*text);
+    *text = out;
+    return 0;
+}
+
 int ngi_conf_value(const char *text, const char *key, char *out, size_t len)
 {
     char line[LINE_MAX_NG], v[LINE_MAX_NG];

@@ -102,6 +102,12 @@ void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len);
  *  in *len when @p len is given). 0, or -1 with the reason in @p why. */
 int ngi_doctor_read(const char *path, size_t max, char **out, size_t *len, char *why,
                     size_t whylen);
+/** Replace each "Include PATTERN" line of slurm.conf text *text (read
+ *  from @p path) by the files it names (glob; relative to slurm.conf's
+ *  directory; nested at most 2 deep; in all at most @p max bytes), as
+ *  slurmd reads them. Unreadable includes are left out. 0, or -1 when out
+ *  of memory (*text unchanged). */
+int ngi_conf_includes(char **text, const char *path, size_t max);
 /** Value of the last top-level "Key=Value" line of a Slurm config text
  *  (key case-insensitive, '#' comments, quotes stripped); 0 or -1. */
 int ngi_conf_value(const char *text, const char *key, char *out, size_t len);

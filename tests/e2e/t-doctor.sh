@@ -139,6 +139,10 @@ printf 'NodeName=other[01-04] Name=gpu File=/dev/nvidia[0-3]\n' >"$E/gres.plugin
 doctor
 expect slurm.gres_conf "FAIL slurm.gres_conf: gres.conf '$E/gres.plugin.conf': none of its 1 Name=gpu records names node 'xe1' (NodeName=) | placement: the plugin cannot use it: it warns in every step and reads GPU indices in PCI bus order, which need not be the order Slurm numbers the GPUs in | fix: correct the record the line names; records for this node need its Slurm name in NodeName= (a hostlist such as gpu[01-16])" \
     "gres.conf without a record for this node (the plugin's matching): FAIL"
+printf 'AutoDetect=nvml\nNodeName=xe[1-2] Name=gpu File=/dev/nvidia[1,3,0]\n' >"$E/gres.plugin.conf"
+doctor
+expect slurm.autodetect "WARN slurm.autodetect: AutoDetect=nvml finds $R/dev/nvidia2, which no File= names | placement: Slurm ignores it: the GPU is never given to a job | fix: add it to File= or drop File= and let AutoDetect list them" \
+    "AutoDetect=nvml finding a GPU that File= leaves out: WARN"
 baseline
 sed -i 's/Gres=gpu:4/Gres=gpu:h100:8/' "$E/slurm.conf"
 doctor

@@ -244,6 +244,29 @@ static void test_plugstack(void)
         tap_diag("cannot remove %s", dir);
 }
 
+/* slurm.conf's Include lines: the files they name, in place. */
+static void test_includes(void)
+{
+    char dir[] = "/tmp/ng-doctor-inc.XXXXXX", path[256], v[64];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof path, "%s/nodes.conf", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "NodeName=gpu[01-04] CPUs=64 Gres=gpu:4");   /* no final newline */
+    fclose(f);
+    char *text = strdup("TaskPlugin=task/affinity\nInclude nodes.conf\nInclude missing.conf\n"
+                        "PartitionName=p Nodes=ALL\n");
+    snprintf(path, sizeof path, "%s/slurm.conf", dir);
+    int rc = ngi_conf_includes(&text, path, 1u << 20);
+    ok(rc == 0 && ngi_conf_node_value(text, "gpu03", "Gres", v, sizeof v) == 1 &&
+           !strcmp(v, "gpu:4") && strstr(text, "\nPartitionName=p") && !strstr(text, "Include"),
+       "slurm.conf Include: the node line of nodes.conf is read, a missing include left out");
+    free(text);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    if (system(path) != 0)
+        tap_diag("cannot remove %s", dir);
+}
+
 static void test_report(void)
 {
     ng_doctor_report *r = calloc(1, sizeof *r);
@@ -329,6 +352,7 @@ int main(void)
     test_run();
     test_conf();
     test_plugstack();
+    test_includes();
     test_report();
     test_kernel_seam();
     return tap_done();
