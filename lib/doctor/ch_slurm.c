@@ -92,6 +92,10 @@ void ngi_check_task_plugin(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.task_plugin");
     char tp[256];
+    if (!x->slurm_text) {
+        ngi_doctor_end(x->r, c, "no slurm.conf: TaskPlugin not checked");
+        return;
+    }
     task_plugin(x, tp, sizeof tp);
     ngi_doctor_fact(c, "TaskPlugin", "%s", tp);
     if (!strstr(tp, "task/cgroup") && !strstr(tp, "task/affinity"))

@@ -7,7 +7,9 @@
  *        OK, WARN or FAIL with its evidence. Implemented in lib/doctor/
  *        (docs/admin-guide.md, "Before the first job on a new node type").
  *
- * Read-only: nothing is written, no GPU is opened or changed. Files are
+ * Read-only: nothing is written, no GPU is opened or changed (`slurmd -G`,
+ * Slurm's own query, may refresh slurmd's hwloc_topo_whole.xml in its
+ * SlurmdSpoolDir, as every slurmd start does). Files are
  * read bounded (regular files only, opened non-blocking); the vendor tools
  * (nvidia-smi, rocm-smi) and `slurmd -G` are run with a time limit (killed
  * with their process group after it) and a bound on their output. The
