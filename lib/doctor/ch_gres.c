@@ -322,33 +322,47 @@ static void compare_slurmd(ngi_doctor_ctx *x, ng_doctor_check *c, const ng_gres_
     }
 }
 
+/* `slurmd -G -f SLURM_CONF -N NODE`: Slurm's own order into @p s; 0 when
+ * it answered and parsed, else a WARN on @p c. */
+static int slurmd_order(ngi_doctor_ctx *x, ng_doctor_check *c, ng_gres_order *s)
+{
+    char why[512];
+    char *argv[] = {"slurmd", "-G", "-f", x->slurm_conf, "-N", x->node, NULL};
+    ngi_cmd res;
+    ngi_run_bounded(argv, x->timeout_ms, GRES_OUT_MAX, &res);
+    int rc = res.exit_status == 0 ? ngi_slurmd_gres_parse(res.out, s, why, sizeof why) : -1;
+    if (res.exit_status != 0)
+        ngi_cmd_describe(&res, why, sizeof why);
+    ngi_cmd_free(&res);
+    if (rc < 0)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "Slurm's own index order was not compared with the plugin's",
+                           "run slurmd -G by hand", "slurmd -G -N %s: %s", x->node, why);
+    return rc;
+}
+
 void ngi_check_slurmd_gres(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.slurmd_gres");
-    char prog[PATH_MAX], why[512], what[160];
+    char prog[PATH_MAX], why[512];
     ng_gres_order s = {0}, p = {0};
     if (ngi_find_program("slurmd", prog, sizeof prog) < 0 || !x->slurm_text) {
         ngi_doctor_end(x->r, c, "%s: Slurm's own gres order not compared",
                        x->slurm_text ? "slurmd is not installed" : "no slurm.conf");
         return;
     }
-    char *argv[] = {"slurmd", "-G", "-f", x->slurm_conf, "-N", x->node, NULL};
-    ngi_cmd res;
-    ngi_run_bounded(argv, x->timeout_ms, GRES_OUT_MAX, &res);
-    ngi_cmd_describe(&res, what, sizeof what);
-    if (res.exit_status != 0 || ngi_slurmd_gres_parse(res.out, &s, why, sizeof why) < 0) {
-        if (res.exit_status != 0)
-            snprintf(why, sizeof why, "%s", what);
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "Slurm's own index order was not compared with the plugin's",
-                           "run slurmd -G by hand", "slurmd -G -N %s: %s", x->node, why);
-    } else if (ng_gres_order_from_conf(&p, x->gres_conf, x->node, x->fsroot, why,
-                                       sizeof why) == 0 || s.count) {
-        compare_slurmd(x, c, &s, &p);
+    if (slurmd_order(x, c, &s) < 0) {
+        ngi_doctor_end(x->r, c, "-");
+        return;
     }
-    ngi_cmd_free(&res);
-    ngi_doctor_end(x->r, c, "slurmd -G and the plugin give the same %u GPUs the same gres "
-                   "indices", s.count);
+    if (ng_gres_order_from_conf(&p, x->gres_conf, x->node, x->fsroot, why, sizeof why) < 0) {
+        ngi_doctor_end(x->r, c, "slurmd -G lists %u GPUs; the plugin has no gres order of its "
+                       "own to compare (slurm.gres_conf)", s.count);
+    } else {
+        compare_slurmd(x, c, &s, &p);
+        ngi_doctor_end(x->r, c, "slurmd -G and the plugin give the same %u GPUs the same gres "
+                       "indices", s.count);
+    }
     ng_gres_order_free(&s);
     ng_gres_order_free(&p);
 }
