@@ -107,7 +107,8 @@ is "$rc" 0 "an nvidia-smi that never answers: exit 0 (WARN)"
 ok "$([ $((t1 - t0)) -le 6 ]; echo $?)" "an nvidia-smi that never answers: doctor done in $((t1 - t0)) s (limit 2 s, the tool run once)"
 expect gpu.nvidia_smi "WARN gpu.nvidia_smi: nvidia-smi -q: did not answer within 2 s (killed with its process group) | placement: the driver's own view of the GPUs could not be compared (a driver that hangs nvidia-smi hangs CUDA jobs too) | fix: check the driver: dmesg, nvidia-smi by hand, nvidia-bug-report.sh" \
     "a hung nvidia-smi: WARN, killed"
-left=$(ps -eo args | grep -c '^sleep 3600$')
+left=$(for d in /proc/[0-9]*; do { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null; echo; done |
+    grep -c '^sleep 3600 $')
 is "$left" 0 "nothing of the hung nvidia-smi is left running"
 rm -rf "$R/proc/driver/nvidia/gpus/0000:cb:00.0"
 doctor
