@@ -226,6 +226,33 @@ doctor --topology-cache "$W/cache"
 expect cache.topology "WARN cache.topology: the plugin refuses the topology cache $W/cache: '/tmp' is writable by others or not owned by root (every directory from / to the cache must be root's alone) | placement: the plugin does not use it: every step discovers the node live | fix: a cache directory must be root's alone from / down (never below /tmp); a stale one is rewritten when slurmd restarts" \
     "a cache below /tmp, refused by the plugin's own trust rule: WARN with its reason"
 
+# --- the health check script (tools/numaguard-healthcheck) ----------------------
+# scontrol is a stand-in here that records its arguments (the real one
+# drains a real node in tests/slurm/t-slurm-health.sh).
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >>%s/scontrol.args\n' "$W" >"$BIN/scontrol"
+chmod 755 "$BIN/scontrol"
+printf 'NUMAGUARD=%s\nDOCTOR_ARGS="--slurm-conf %s --fsroot %s --gres-conf %s --topology %s"\n' \
+    "$NG" "$E/slurm.conf" "$R" "$E/gres.plugin.conf" "$XE" >"$E/healthcheck.conf"
+chmod 644 "$E/healthcheck.conf"
+hc() {
+    rm -f "$W/scontrol.args"
+    env -i SLURMD_NODENAME=xe1 PATH="$BIN" NG_FAKE_SMI_DIR="$SMI" NUMAGUARD=/nonexistent/numaguard \
+        NUMAGUARD_HEALTHCHECK_CONF="$E/healthcheck.conf" /bin/sh tools/numaguard-healthcheck 2>"$W/hc.err"
+}
+baseline
+hc
+is "$?:$(cat "$W/scontrol.args" 2>/dev/null)" "0:" "health check on a correct node: exit 0, scontrol not run"
+printf 'NodeName=xe[1-2] Name=gpu File=/dev/nvidia[1,3,0,9]\n' >"$E/gres.plugin.conf"
+hc
+is "$?:$(tr '\n' '|' <"$W/scontrol.args")" \
+    "0:update|nodename=xe1|state=drain|reason=numaguard doctor: slurm.gres_devices: gres.conf names $R/dev/nvidia9 (gres index 3), which does not exist: No such file or directory|" \
+    "health check on a node with a missing device: scontrol update nodename=xe1 state=drain reason=<doctor's first FAIL>"
+chmod 666 "$E/healthcheck.conf"
+hc
+is "$?" 127 "a health check config others can write is not read (its NUMAGUARD= neither): nothing drained"
+is "$(cat "$W/scontrol.args" 2>/dev/null)" "" "... and scontrol is not run"
+chmod 644 "$E/healthcheck.conf"
+
 # --- JSON and usage ------------------------------------------------------------
 baseline
 printf 'NodeName=xe[1-2] Name=gpu File=/dev/nvidia[1,3,0,9]\n' >"$E/gres.plugin.conf"
