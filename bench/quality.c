@@ -16,7 +16,7 @@
  * many of those while the package had allocated cores left idle), and the
  * smallest effective slice (a core off the task's main node counts
  * 10/distance) as a share of the even share (cores / tasks).
- * Uses only the public API (lib/numaguard.h). */
+ * Uses only the public API (lib/include/numaguard.h). */
 #include "numaguard.h"
 
 #include <dirent.h>

@@ -5,7 +5,7 @@
  *                  [--topology F] [--verbose] [--dry-run [--json]] -- CMD [ARGS...]
  *
  * A thin front end: the launcher rules (local rank and size, the per-rank
- * GPU split, pre-bound ranks) are the library's (lib/launcher.c).
+ * GPU split, pre-bound ranks) are the library's (lib/gpu/launcher.c).
  * For launchers without the plugin (torchrun, mpirun, a workstation shell).
  * Every local rank computes the SAME plan for all local ranks (same
  * topology, same CPUs, same GPU lists), so the slices are disjoint without

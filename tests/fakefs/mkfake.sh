@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build a fake /dev, /proc and /sys tree that imitates what the kernel and
-# GPU drivers really expose, for tests of lib/gpumap.c and lib/gresconf.c.
+# GPU drivers really expose, for tests of lib/gpu/.
 #
 #   sh tests/fakefs/mkfake.sh ROOT nvidia-xe8640   # 4x H100, buses 4e,5f,cb,db
 #   sh tests/fakefs/mkfake.sh ROOT node-xe8640     # the same with the node's sysfs

@@ -1,4 +1,4 @@
-/* The domain phase (lib/plan_domains.c) and GPU seating (lib/plan_seat.c).
+/* The domain phase (lib/plan/domains.c) and GPU seating (lib/plan/seat.c).
  *
  * Domains: a 2990WX-like machine (4 dies, 2 with memory; made here with
  * hwloc's synthetic topology, exported as XML) attaches each memoryless die
