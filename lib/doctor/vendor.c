@@ -209,7 +209,9 @@ int ngi_slurmd_gres_parse(const char *text, ng_gres_order *order, char *why, siz
         if (!strstr(line, "Gres ") || gres_token(line, "Name", name, sizeof name) < 0 ||
             strcmp(name, "gpu") != 0)
             continue;
-        if (gres_token(line, "Index", idx, sizeof idx) < 0 || (unsigned)atoi(idx) != next)
+        if (gres_token(line, "Index", idx, sizeof idx) < 0)
+            snprintf(idx, sizeof idx, "(none)");   /* also a value too long to keep */
+        if (strspn(idx, "0123456789") != strlen(idx) || (unsigned)atoi(idx) != next)
             return ng_gres_order_free(order),
                    ngi_fail(why, whylen, "slurmd -G: gpu record with Index=%s where %u was next",
                             idx, next);

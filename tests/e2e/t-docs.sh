@@ -9,12 +9,12 @@ cd "$(dirname "$0")/../.." || exit 2
 
 # --- man pages ---
 if command -v groff >/dev/null; then
-    for m in man/numaguard.1 man/numaguard.8; do
+    for m in man/numaguard.1 man/numaguard.8 man/numaguard-healthcheck.8; do
         out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$m" 2>&1)
         is "$out" "" "groff -man -ww -z $m: no warnings"
     done
 else
-    skip 2 "groff not installed (Debian package groff-base)"
+    skip 3 "groff not installed (Debian package groff-base)"
 fi
 
 # --- plugin arguments: the parser is the truth ---

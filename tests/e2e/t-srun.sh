@@ -127,6 +127,7 @@ want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/bin/numaguard-healthchec
     ./opt/ng/include/numaguard.h \
     ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc \
     ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 \
+    ./opt/ng/share/man/man8/numaguard-healthcheck.8 \
     ./opt/ng/slurm/numaguard.so
     for h in lib/include/numaguard/*.h; do echo "./opt/ng/include/numaguard/${h##*/}"; done; } |
     sort | tr '\n' ' ')

@@ -111,6 +111,10 @@ static void test_slurmd_gres(void)
                              sizeof why) < 0 &&
            strstr(why, "no File="),
        "slurmd -G: a gpu record without File= has no device order (%s)", why);
+    ok(ngi_slurmd_gres_parse("slurmd: Gres Name=gpu Type= Index$=0 File=/dev/nvidia0", &o, why,
+                             sizeof why) < 0 &&
+           !strcmp(why, "slurmd -G: gpu record with Index=(none) where 0 was next"),
+       "slurmd -G: a gpu record without Index= is refused by name (the fuzzer's find: '%s')", why);
     ok(ngi_slurm_version_parse("slurm-wlm 22.05.8\n") == 0x160508 &&
            ngi_slurm_version_parse("slurm 24.11.5") == 0x180b05 &&
            ngi_slurm_version_parse("no version") == 0,
