@@ -56,5 +56,6 @@ int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
  *     ng_inspect() reads running processes back (numaguard/inspect.h).
  *     ng_draw_svg() / ng_draw_map() picture a plan or an inspection
  *     over the machine (numaguard/draw.h).
+ *     ng_doctor_run() checks the node's inputs themselves (numaguard/doctor.h).
  *
  * Launcher adapters (the SPANK plugin in spank/, the CLI in tools/) only
  * translate their inputs into these calls; no Slurm header is included here.
@@ -70,5 +71,6 @@
 #include "numaguard/task.h"
 #include "numaguard/inspect.h"
 #include "numaguard/draw.h"
+#include "numaguard/doctor.h"
 
 #endif /* NUMAGUARD_H */

@@ -34,6 +34,7 @@ LAYERS = {
     "lib/task":    (4, ["lib/base", "lib/topo", "lib/options", "lib/plan"]),
     "lib/inspect": (4, ["lib/base", "lib/topo", "lib/options", "lib/gpu"]),
     "lib/draw":    (5, ["lib/base", "lib/topo", "lib/plan", "lib/inspect"]),
+    "lib/doctor":  (5, ["lib/base", "lib/topo", "lib/options", "lib/gpu", "lib/task"]),
     "spank":       (6, ["lib/*"]),
     "tools":       (6, ["lib/*"]),
 }
