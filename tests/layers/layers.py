@@ -43,7 +43,7 @@ PRIVATE = {
     "base.h": "lib/base", "cgroup.h": "lib/base", "hostlist.h": "lib/base",
     "sysops.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
     "gpu.h": "lib/gpu", "plan.h": "lib/plan", "task.h": "lib/task",
-    "inspect.h": "lib/inspect", "draw.h": "lib/draw",
+    "inspect.h": "lib/inspect", "draw.h": "lib/draw", "doctor.h": "lib/doctor",
 }
 TEST_BUILD_ONLY = {"spank/faults.c"}
 
