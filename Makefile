@@ -84,11 +84,15 @@ $(BUILD)/libnumaguard.a: $(LIB_OBJS)
 $(BUILD)/numaguard: $(TOOL_OBJS) $(BUILD)/libnumaguard.a
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(BUILD)/libnumaguard.a $(NG_LIBS)
 
-# The plugin links the library objects in (no shared libnumaguard to install)
-# and exports only the SPANK symbols (spank/numaguard.map).
-$(BUILD)/numaguard.so: $(SPANK_OBJS) $(LIB_OBJS) spank/numaguard.map
+# The plugin links the library in (no shared libnumaguard to install) and
+# exports only the SPANK symbols (spank/numaguard.map). Linked against the
+# archive (built -fPIC), so only the objects the plugin's calls reach are
+# in it: the doctor (lib/doctor: forks, runs nvidia-smi and slurmd), the
+# pictures (lib/draw) and check's inspection (lib/inspect) are the CLI's
+# and never run inside slurmstepd (t-symbols checks that they are absent).
+$(BUILD)/numaguard.so: $(SPANK_OBJS) $(BUILD)/libnumaguard.a spank/numaguard.map
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
-	    -o $@ $(SPANK_OBJS) $(LIB_OBJS) $(NG_LIBS)
+	    -o $@ $(SPANK_OBJS) $(BUILD)/libnumaguard.a $(NG_LIBS)
 
 # The test build of the plugin: the same sources plus spank/faults.c, with
 # -DNG_FAULT_INJECTION (the admin's test_fault=POINT). Loaded only by the
@@ -99,9 +103,9 @@ $(BUILD)/faults/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) $(NG_PRIVATE) -DNG_FAULT_INJECTION -I$(SLURM_INCLUDE) -c $< -o $@
 
-$(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(LIB_OBJS) spank/numaguard.map
+$(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(BUILD)/libnumaguard.a spank/numaguard.map
 	$(CC) $(CFLAGS) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/numaguard.map \
-	    -o $@ $(FAULT_OBJS) $(LIB_OBJS) $(NG_LIBS)
+	    -o $@ $(FAULT_OBJS) $(BUILD)/libnumaguard.a $(NG_LIBS)
 
 # Unit tests see the private headers (they test the internals) and, for
 # the plugin's pure parts (spank/), the Slurm headers.
@@ -153,6 +157,7 @@ check-vm: deps
 install: all install-man install-pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)
 	install -m 755 $(BUILD)/numaguard $(DESTDIR)$(BINDIR)/numaguard
+	install -m 755 tools/numaguard-healthcheck $(DESTDIR)$(BINDIR)/numaguard-healthcheck
 	install -d $(DESTDIR)$(INCLUDEDIR)/numaguard
 	install -m 644 lib/include/numaguard.h $(DESTDIR)$(INCLUDEDIR)/numaguard.h
 	install -m 644 $(filter-out lib/include/numaguard.h,$(PUBLIC_HEADERS)) $(DESTDIR)$(INCLUDEDIR)/numaguard/
@@ -165,7 +170,8 @@ endif
 # Same variables as install; removes only the files install put there.
 uninstall: uninstall-man uninstall-pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/numaguard
-	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
+	rm -f $(DESTDIR)$(BINDIR)/numaguard $(DESTDIR)$(BINDIR)/numaguard-healthcheck \
+	    $(DESTDIR)$(INCLUDEDIR)/numaguard.h \
 	    $(DESTDIR)$(LIBDIR)/libnumaguard.a $(DESTDIR)$(SLURM_PLUGIN_DIR)/numaguard.so
 
 clean:

@@ -10,6 +10,9 @@
  *   bench_topo plan FILE NTASKS N     N plans of NTASKS tasks (GPUs spread
  *                                     over tasks in bus order), median ms
  *   bench_topo write DIR              write the cache, print ms
+ *   bench_topo draw FILE NTASKS N     N pictures (ng_draw_svg, then N maps,
+ *                                     ng_draw_map) of a plan of NTASKS
+ *                                     tasks into /dev/null, median ms of each
  * Output: one line "median_ms=<x> n=<N> <details>". */
 #include "numaguard.h"
 #include "benchlib.h"
@@ -47,14 +50,10 @@ static int run_loads(const char *xml, const char *cache, int n)
     return cache && hits != n;
 }
 
-static int run_plan(const char *xml, unsigned ntasks, int n)
+/* The plan bench_topo times and draws: NTASKS tasks, GPUs spread over
+ * them in bus order, policy local, omp-guard auto. */
+static ng_plan *plan_once(const ng_topology *t, unsigned ntasks, double *us)
 {
-    ng_topology_options o = {.xml_path = xml};
-    ng_topology *t = NULL;
-    if (ng_topology_load(&t, &o, err, sizeof err) < 0) {
-        fprintf(stderr, "bench_topo: %s\n", err);
-        return 1;
-    }
     unsigned ng = ng_topology_gpu_count(t);
     unsigned *cnt = calloc(ntasks, sizeof *cnt), *off = calloc(ntasks, sizeof *off);
     int *gpus = calloc(ntasks, sizeof *gpus);
@@ -71,24 +70,73 @@ static int run_plan(const char *xml, unsigned ntasks, int n)
     }
     ng_policy_parse("local", &r.policy, NULL, 0);
     ng_omp_guard_parse("auto", &r.omp, NULL, 0);
-    double *v = calloc((size_t)n, sizeof *v);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        ng_plan *p = NULL;
-        double t0 = bench_now_us();
-        rc = ng_plan_compute(t, &r, &p, err, sizeof err);
-        v[i] = bench_now_us() - t0;
-        ng_plan_free(p);
-    }
-    if (rc)
+    ng_plan *p = NULL;
+    double t0 = bench_now_us();
+    if (ng_plan_compute(t, &r, &p, err, sizeof err) < 0)
         fprintf(stderr, "bench_topo: plan: %s\n", err);
-    else
-        printf("median_ms=%.3f n=%d ntasks=%u gpus=%u pus=%d\n", bench_median(v, (size_t)n) / 1e3,
-               n, ntasks, ng, hwloc_bitmap_weight(ng_topology_allowed_cpus(t)));
-    free(v);
+    *us = bench_now_us() - t0;
     free(cnt);
     free(off);
     free(gpus);
+    return p;
+}
+
+static int run_draw(const char *xml, unsigned ntasks, int n)
+{
+    ng_topology_options o = {.xml_path = xml};
+    ng_topology *t = NULL;
+    double us;
+    if (ng_topology_load(&t, &o, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_topo: %s\n", err);
+        return 1;
+    }
+    ng_plan *p = plan_once(t, ntasks, &us);
+    FILE *f = fopen("/dev/null", "w");
+    double *svg = calloc((size_t)n, sizeof *svg), *map = calloc((size_t)n, sizeof *map);
+    ng_draw_request req = {.plan = p, .title = xml};
+    int rc = !p || !f;
+    for (int i = 0; i < n && !rc; i++) {
+        double t0 = bench_now_us();
+        rc |= ng_draw_svg(t, &req, f, err, sizeof err) < 0;
+        svg[i] = bench_now_us() - t0;
+        t0 = bench_now_us();
+        rc |= ng_draw_map(t, &req, f, err, sizeof err) < 0;
+        map[i] = bench_now_us() - t0;
+    }
+    if (rc)
+        fprintf(stderr, "bench_topo: draw: %s\n", err);
+    else
+        printf("median_ms=%.3f n=%d map_ms=%.3f ntasks=%u pus=%d\n",
+               bench_median(svg, (size_t)n) / 1e3, n, bench_median(map, (size_t)n) / 1e3, ntasks,
+               hwloc_bitmap_weight(ng_topology_allowed_cpus(t)));
+    if (f)
+        fclose(f);
+    free(svg);
+    free(map);
+    ng_plan_free(p);
+    ng_topology_free(t);
+    return rc;
+}
+
+static int run_plan(const char *xml, unsigned ntasks, int n)
+{
+    ng_topology_options o = {.xml_path = xml};
+    ng_topology *t = NULL;
+    if (ng_topology_load(&t, &o, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_topo: %s\n", err);
+        return 1;
+    }
+    double *v = calloc((size_t)n, sizeof *v);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        ng_plan *p = plan_once(t, ntasks, &v[i]);
+        rc = p == NULL;
+        ng_plan_free(p);
+    }
+    if (!rc)
+        printf("median_ms=%.3f n=%d ntasks=%u gpus=%u pus=%d\n", bench_median(v, (size_t)n) / 1e3,
+               n, ntasks, ng_topology_gpu_count(t), hwloc_bitmap_weight(ng_topology_allowed_cpus(t)));
+    free(v);
     ng_topology_free(t);
     return rc != 0;
 }
@@ -104,6 +152,8 @@ int main(int argc, char **argv)
         return run_loads(argv[2], NULL, atoi(argv[3]));
     if (argc == 5 && strcmp(argv[1], "plan") == 0)
         return run_plan(argv[2], (unsigned)atoi(argv[3]), atoi(argv[4]));
+    if (argc == 5 && strcmp(argv[1], "draw") == 0)
+        return run_draw(argv[2], (unsigned)atoi(argv[3]), atoi(argv[4]));
     if (argc >= 3 && strcmp(argv[1], "first") == 0) {
         const char *what = argv[2], *arg = argc > 3 ? argv[3] : NULL;
         double us = load_once(strcmp(what, "xml") == 0 ? arg : NULL,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Micro benchmarks (no Slurm): topology load live / cache / XML, plan time,
-# per-task apply cost. Writes a Markdown fragment to $1.
+# drawing time, per-task apply cost. Writes a Markdown fragment to $1.
 # Needs: $BENCH_BIN (bench_topo, bench_apply), $BENCH_WORK.
 set -u
 out=$1
@@ -56,6 +56,22 @@ for f in $(ls -S "$topos"/*.xml | head -4); do
     pus=$(printf '%s' "$p" | sed -n 's/.* pus=\([0-9]*\).*/\1/p')
     gp=$(printf '%s' "$p" | sed -n 's/.* gpus=\([0-9]*\).*/\1/p')
     echo "| $(basename "$f" .xml) | $kb | $pus | $gp | $a | $b | $c | ${pm:-fail} |"
+done
+echo
+echo "Drawing a plan (\`--svg\`: \`ng_draw_svg\`, \`--map\`: \`ng_draw_map\`) of 8 tasks"
+echo "(GPUs spread over tasks) into /dev/null, in-process, median of 200; the"
+echo "target is under 100 ms for the largest topology of the corpus:"
+echo
+echo "| topology | PUs | SVG ms | map ms | under 100 ms |"
+echo "|---|---|---|---|---|"
+for f in $(ls -S "$topos"/*.xml | head -4); do
+    d=$("$bin/bench_topo" draw "$f" 8 200)
+    sm=$(printf '%s' "$d" | sed -n 's/^median_ms=\([0-9.]*\).*/\1/p')
+    mm=$(printf '%s' "$d" | sed -n 's/.* map_ms=\([0-9.]*\).*/\1/p')
+    pus=$(printf '%s' "$d" | sed -n 's/.* pus=\([0-9]*\).*/\1/p')
+    under=$(awk -v s="${sm:-1e9}" -v m="${mm:-1e9}" 'BEGIN { print (s < 100 && m < 100) ? "yes" : "NO" }')
+    [ "$under" = yes ] || echo "bench: drawing $(basename "$f") took ${sm:-?} ms (SVG), ${mm:-?} ms (map): over 100 ms" >&2
+    echo "| $(basename "$f" .xml) | $pus | ${sm:-fail} | ${mm:-fail} | $under |"
 done
 echo
 echo "Cache write (\`ng_topology_cache_write\`, once per node): $("$bin/bench_topo" write "$cache_root/cache2" | sed -n 's/^ms=//p') ms."

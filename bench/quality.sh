@@ -24,7 +24,7 @@ if [ ! -f "$prev/build/libnumaguard.a" ]; then
     git archive "$BASE" | tar -x -C "$prev"
     make -C "$prev" --no-print-directory BUILD=build build/libnumaguard.a >/dev/null
 fi
-# The previous release's public header is lib/numaguard.h (lib/include/ since 0.1's
+# The previous release's public header is lib/include/numaguard.h (lib/include/ since 0.1's
 # restructure); whichever it has.
 pinc=$prev/lib/include
 [ -d "$pinc" ] || pinc=$prev/lib

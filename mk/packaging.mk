@@ -1,7 +1,7 @@
 # Packaging: manual pages, Debian and RPM packages. Included by the top
 # Makefile (-include mk/*.mk).
 #
-#   make install-man   man/numaguard.1 and man/numaguard.8 into
+#   make install-man   man/numaguard.1, numaguard.8, numaguard-healthcheck.8 into
 #                      $(DESTDIR)$(MANDIR)/man1, man8 (MANDIR default
 #                      $(PREFIX)/share/man); `make install` should depend on it
 #   make uninstall-man the same pages removed
@@ -31,9 +31,11 @@ install-man:
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 man/numaguard.1 $(DESTDIR)$(MANDIR)/man1/numaguard.1
 	install -m 644 man/numaguard.8 $(DESTDIR)$(MANDIR)/man8/numaguard.8
+	install -m 644 man/numaguard-healthcheck.8 $(DESTDIR)$(MANDIR)/man8/numaguard-healthcheck.8
 
 uninstall-man:
-	rm -f $(DESTDIR)$(MANDIR)/man1/numaguard.1 $(DESTDIR)$(MANDIR)/man8/numaguard.8
+	rm -f $(DESTDIR)$(MANDIR)/man1/numaguard.1 $(DESTDIR)$(MANDIR)/man8/numaguard.8 \
+	    $(DESTDIR)$(MANDIR)/man8/numaguard-healthcheck.8
 
 # Filled in at install time: PREFIX/LIBDIR may differ from build to install.
 install-pc:
@@ -47,7 +49,7 @@ uninstall-pc:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/numaguard.pc
 
 man-lint:
-	@for m in man/numaguard.1 man/numaguard.8; do \
+	@for m in man/numaguard.1 man/numaguard.8 man/numaguard-healthcheck.8; do \
 	    out=$$(LC_ALL=C.UTF-8 groff -man -ww -z $$m 2>&1); \
 	    if [ -n "$$out" ]; then echo "$$m:"; echo "$$out"; exit 1; fi; \
 	done; echo "man pages: no groff warnings"

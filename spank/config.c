@@ -1,11 +1,13 @@
-/* plugstack.conf arguments of the numaguard plugin. Pure parsing: no Slurm
- * calls, no file access; the caller logs conf->disabled_why once. */
+/* plugstack.conf arguments of the numaguard plugin: the library's parser
+ * (ng_plugin_conf_parse) into the plugin's struct. Pure: no Slurm calls,
+ * no file access; the caller logs conf->disabled_why once. */
 #include "ng_spank.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#ifdef NG_FAULT_INJECTION
 static int conf_bad(ng_spank_conf *conf, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int conf_bad(ng_spank_conf *conf, const char *fmt, ...)
@@ -18,147 +20,73 @@ static int conf_bad(ng_spank_conf *conf, const char *fmt, ...)
     return -1;
 }
 
-/* "local,prefer" -> kind bits. */
-static int parse_kinds(ng_spank_conf *conf, const char *text)
+/* test_fault=POINT belongs to the test build alone (spank/faults.c): it is
+ * taken out here, before the library's parser (which, like the shipped
+ * plugin, does not know it) sees the rest. 1 if @p arg was it. An unknown
+ * point disables the plugin like any malformed argument, never "no
+ * fault" by accident. */
+static int take_fault(ng_spank_conf *conf, const char *arg)
 {
-    unsigned bits = 0;
-    const char *p = text;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        int k = ng_policy_kind_from_name(p, n);
-        if (k >= 0)
-            bits |= 1u << k;
-        else
-            return conf_bad(conf, "allowed_policies: unknown policy in '%s'", text);
-        p += n;
-        if (*p == ',' && *++p == '\0')
-            return conf_bad(conf, "allowed_policies: trailing comma in '%s'", text);
-    }
-    if (!bits)
-        return conf_bad(conf, "allowed_policies: empty list");
-    conf->allowed_kinds = bits;
-    return 0;
+    if (!arg || strncmp(arg, "test_fault=", 11) != 0)
+        return 0;
+    if (ng_fault_parse(arg + 11, &conf->test_fault) < 0)
+        return conf_bad(conf, "test_fault=%s: unknown fault point (mempolicy_einval, "
+                        "mempolicy_eperm, affinity_einval, topology_load, no_numa, "
+                        "gpu_lookup, exchange_absent)", arg + 11);
+    return 1;
 }
-
-/* Admin paths must be absolute (they are opened by slurmstepd). */
-static int parse_path(ng_spank_conf *conf, const char *key, const char *val, char *dst, size_t len)
-{
-    if (val[0] != '/' || strlen(val) >= len)
-        return conf_bad(conf, "%s= needs an absolute path shorter than 4096 bytes, got '%s'",
-                        key, val);
-    memcpy(dst, val, strlen(val) + 1);
-    return 0;
-}
-
-/* net_allow= / net_deny=: one list replaced, the other kept (NULL). */
-static int parse_nic_list(ng_spank_conf *conf, const char *allow, const char *deny)
-{
-    char err[256];
-    ng_nic_filter f = conf->nic_filter;
-    if (ng_nic_filter_parse(allow ? allow : f.allow, deny ? deny : f.deny, &conf->nic_filter,
-                            err, sizeof err) < 0)
-        return conf_bad(conf, "%s", err);
-    return 0;
-}
-
-static int parse_value(ng_spank_conf *conf, const char *key, const char *val)
-{
-    char err[256];
-    if (strcmp(key, "default_policy") == 0) {
-        ng_policy pol;
-        if (ng_policy_parse(val, &pol, err, sizeof err) < 0 || (pol.mods & NG_MOD_HELP))
-            return conf_bad(conf, "default_policy=%s: %s", val,
-                            (pol.mods & NG_MOD_HELP) ? "help is not a policy" : err);
-        conf->have_default_policy = 1;
-        memcpy(conf->default_policy, val, strlen(val) + 1);
-    } else if (strcmp(key, "default_omp_guard") == 0) {
-        ng_omp_guard g;
-        if (ng_omp_guard_parse(val, &g, err, sizeof err) < 0)
-            return conf_bad(conf, "default_omp_guard=%s: %s", val, err);
-        conf->have_default_omp = 1;
-        memcpy(conf->default_omp, val, strlen(val) + 1);
-    } else if (strcmp(key, "default_net_affinity") == 0) {
-        ng_net_affinity a;
-        if (ng_net_affinity_parse(val, &a, err, sizeof err) < 0)
-            return conf_bad(conf, "default_net_affinity=%s: %s", val, err);
-        conf->have_default_net = 1;
-        memcpy(conf->default_net, val, strlen(val) + 1);
-    } else if (strcmp(key, "net_allow") == 0) {
-        return parse_nic_list(conf, val, NULL);
-    } else if (strcmp(key, "net_deny") == 0) {
-        return parse_nic_list(conf, NULL, val);
-    } else if (strcmp(key, "allowed_policies") == 0) {
-        return parse_kinds(conf, val);
-    } else if (strcmp(key, "omp_vars") == 0) {
-        int n = ng_thread_vars_parse(val, conf->thread_var_names, conf->thread_vars,
-                                     NG_MAX_ENV - 2, err, sizeof err);
-        if (n < 0)
-            return conf_bad(conf, "omp_vars=%s: %s", val, err);
-        conf->have_thread_vars = 1;
-    } else if (strcmp(key, "topology") == 0) {
-        return parse_path(conf, key, val, conf->topology, sizeof conf->topology);
-    } else if (strcmp(key, "fsroot") == 0) {
-        return parse_path(conf, key, val, conf->fsroot, sizeof conf->fsroot);
-    } else if (strcmp(key, "gres_conf") == 0) {
-        return parse_path(conf, key, val, conf->gres_conf, sizeof conf->gres_conf);
-    } else if (strcmp(key, "topology_cache") == 0) {
-        if (strcmp(val, "off") == 0) {
-            conf->cache_dir[0] = '\0';
-            return 0;
-        }
-        return parse_path(conf, key, val, conf->cache_dir, sizeof conf->cache_dir);
-#ifdef NG_FAULT_INJECTION
-    } else if (strcmp(key, "test_fault") == 0) {
-        /* Test build only (spank/faults.c): an unknown point disables the
-         * plugin like any malformed argument, never "no fault" by accident.
-         * The shipped build has no such key: the unknown-argument branch. */
-        if (ng_fault_parse(val, &conf->test_fault) < 0)
-            return conf_bad(conf, "test_fault=%s: unknown fault point (mempolicy_einval, "
-                            "mempolicy_eperm, affinity_einval, topology_load, no_numa, "
-                            "gpu_lookup, exchange_absent)", val);
 #endif
-    } else {
-        return conf_bad(conf, "unknown argument '%s=%s'", key, val);
+
+/* The library's parsed arguments into the plugin's own struct. */
+static void conf_from_plugin(ng_spank_conf *conf, const ng_plugin_conf *pc)
+{
+    conf->have_default_policy = pc->have_default_policy;
+    memcpy(conf->default_policy, pc->default_policy, sizeof conf->default_policy);
+    conf->have_default_omp = pc->have_default_omp;
+    memcpy(conf->default_omp, pc->default_omp, sizeof conf->default_omp);
+    conf->have_default_net = pc->have_default_net;
+    memcpy(conf->default_net, pc->default_net, sizeof conf->default_net);
+    conf->nic_filter = pc->nic_filter;
+    conf->allowed_kinds = pc->allowed_kinds;
+    conf->verbose = pc->verbose;
+    conf->strict = pc->strict;
+    conf->have_thread_vars = pc->n_thread_vars > 0;
+    for (unsigned i = 0; i < pc->n_thread_vars && i < NG_MAX_ENV; i++) {
+        memcpy(conf->thread_var_names[i], pc->thread_vars[i], sizeof conf->thread_var_names[i]);
+        conf->thread_vars[i] = conf->thread_var_names[i];
     }
-    return 0;
+    snprintf(conf->topology, sizeof conf->topology, "%s", pc->topology);
+    snprintf(conf->fsroot, sizeof conf->fsroot, "%s", pc->fsroot);
+    snprintf(conf->gres_conf, sizeof conf->gres_conf, "%s", pc->gres_conf);
+    snprintf(conf->cache_dir, sizeof conf->cache_dir, "%s", pc->cache_dir);
 }
 
+/* The rule of which arguments exist is the library's (ng_plugin_conf_parse,
+ * lib/options/plugin_args.c), shared with `numaguard doctor`. */
 int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv)
 {
+    ng_plugin_conf pc;
     memset(conf, 0, sizeof *conf);
-    snprintf(conf->cache_dir, sizeof conf->cache_dir, "%s", NG_TOPOLOGY_CACHE_DIR);
+#ifdef NG_FAULT_INJECTION
+    char *rest[256];
+    int n = 0;
     for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!arg || strnlen(arg, NG_MAX_ARG + 1) > NG_MAX_ARG)
-            return conf_bad(conf, "an argument is %s", arg ? "longer than 1024 bytes" : "NULL");
-        if (strcmp(arg, "verbose") == 0) {
-            conf->verbose = 1;
-            continue;
-        }
-        if (strcmp(arg, "strict") == 0) {
-            conf->strict = 1;
-            continue;
-        }
-        const char *eq = strchr(arg, '=');
-        if (!eq || eq == arg || !eq[1])
-            return conf_bad(conf, "malformed argument '%s'%s", arg,
-                            eq ? " (empty key or value)" : " (expected key=value)");
-        char key[64];
-        size_t klen = (size_t)(eq - arg);
-        if (klen >= sizeof key)
-            return conf_bad(conf, "unknown argument '%s'", arg);
-        memcpy(key, arg, klen);
-        key[klen] = '\0';
-        if (parse_value(conf, key, eq + 1) < 0)
+        int t = take_fault(conf, argv[i]);
+        if (t < 0)
             return -1;
+        if (t == 0 && n >= (int)(sizeof rest / sizeof rest[0]))
+            return conf_bad(conf, "more than %zu arguments", sizeof rest / sizeof rest[0]);
+        if (t == 0)
+            rest[n++] = argv[i];
     }
-    if (conf->have_default_policy && conf->allowed_kinds) {
-        ng_policy pol;
-        ng_policy_parse(conf->default_policy, &pol, NULL, 0);
-        if (!ng_spank_conf_allows(conf, pol.kind))
-            return conf_bad(conf, "default_policy=%s is not in allowed_policies",
-                            conf->default_policy);
+    argc = n;
+    argv = rest;
+#endif
+    if (ng_plugin_conf_parse(&pc, argc, argv, conf->disabled_why, sizeof conf->disabled_why) < 0) {
+        conf->disabled = 1;
+        return -1;
     }
+    conf_from_plugin(conf, &pc);
     return 0;
 }
 

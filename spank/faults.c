@@ -6,7 +6,7 @@
  * tests/hardening/t-faults.sh can check through real srun that each has
  * its documented outcome (docs/hardening.md).
  * The syscall and NUMA faults go through an ngi_sys_ops table passed to the
- * library (lib/testhooks.h: no writable global); the others fail at the
+ * library (lib/private/sysops.h: no writable global); the others fail at the
  * plugin's call site with the same error path a real failure takes. */
 #ifndef NG_FAULT_INJECTION
 #error "spank/faults.c belongs to the test build of the plugin only (-DNG_FAULT_INJECTION)"

@@ -24,6 +24,7 @@ static const struct command {
     {"plan", cmd_plan, "where each task of a job goes on this node (or a topology file)"},
     {"exec", cmd_exec, "place this rank (torchrun, mpirun, workstation) and run a command"},
     {"check", cmd_check, "CPU, memory and thread placement of running processes"},
+    {"doctor", cmd_doctor, "check this node's drivers, Slurm configuration and kernel (health check)"},
 };
 
 static void usage(FILE *f)

@@ -29,6 +29,8 @@ typedef struct common_opts {
     const char *topology;   /* --topology FILE */
     const char *fsroot;     /* --fsroot DIR (tests) */
     int json;               /* --json */
+    const char *svg;        /* --svg FILE ("-": stdout) */
+    int map;                /* --map */
 } common_opts;
 
 /* Load the topology named by the options (live when none); prints the error. */
@@ -41,9 +43,21 @@ long cli_parse_uint(const char *s, unsigned long max);
 /* Print "numaguard: <msg>" to stderr; returns 2 (usage) or 1 (failure). */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- --svg and --map (cli_draw.c) ---- */
+/* 2 (with the message) when --json, --map and --svg - compete for stdout. */
+int cli_draw_check(const char *cmd, const common_opts *o);
+/* 1 when --map or --svg - takes stdout (the usual output is then left out). */
+int cli_draw_stdout(const common_opts *o);
+/* The map on stdout and/or the SVG into its file; 0, or 1 with the message. */
+int cli_draw(const char *cmd, const common_opts *o, const ng_topology *topo,
+             ng_draw_request *req);
+/* The topology's file name, or "this machine (HOST)", for titles. */
+const char *cli_topology_name(const common_opts *o, char *buf, size_t len);
+
 int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

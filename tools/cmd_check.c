@@ -19,13 +19,15 @@
 
 static const char check_usage[] =
     "usage: numaguard check (--pid P ... | --all-mine | --job [ID]) [--threads] [--json]\n"
-    "                       [--topology FILE]\n"
+    "                       [--map] [--svg FILE|-] [--topology FILE]\n"
     "  --pid P      a process to check (repeat, or a comma list)\n"
     "  --all-mine   every process of the calling user (kernel threads skipped)\n"
     "  --job [ID]   every process of Slurm job ID (its cgroup or SLURM_JOB_ID);\n"
     "               without ID, the job of SLURM_JOB_ID\n"
     "  --threads    text: one line per thread (default: only threads with their own mask)\n"
-    "  --json       one JSON document (schema: docs/check.md)\n";
+    "  --json       one JSON document (schema: docs/check.md)\n"
+    "  --map        runnable threads per core: one row per NUMA node, one cell per core\n"
+    "  --svg FILE   the same as an SVG picture (- for stdout; docs/draw.md)\n";
 
 typedef struct check_opts {
     common_opts common;
@@ -333,6 +335,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         {"json", no_argument, NULL, 'j'},
         {"topology", required_argument, NULL, 't'},
         {"fsroot", required_argument, NULL, 'r'},
+        {"svg", required_argument, NULL, 'S'},
+        {"map", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c, rc;
@@ -349,6 +353,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         case 'j': o->common.json = 1; break;
         case 't': o->common.topology = optarg; break;
         case 'r': o->common.fsroot = optarg; break;
+        case 'S': o->common.svg = optarg; break;
+        case 'M': o->common.map = 1; break;
         case 'h': fputs(check_usage, stdout); return -1;
         default: fputs(check_usage, stderr); return 2;
         }
@@ -362,7 +368,7 @@ static int parse_args(int argc, char **argv, check_opts *o)
     }
     if (o->all + o->job + (o->npids > 0) != 1)
         return cli_error(2, "check: give --pid P (one or more), --all-mine or --job [ID]");
-    return 0;
+    return cli_draw_check("check", &o->common);
 }
 
 /* --job without ID: the job numaguard itself runs in. */
@@ -427,6 +433,22 @@ static int render(const ng_topology *topo, const ng_inspection *ins, const check
     return rc;
 }
 
+/* --map / --svg: runnable threads per core, piles, oversubscription. */
+static int draw(const ng_topology *topo, const ng_inspection *ins, const check_opts *o)
+{
+    char name[300], title[400], sub[64];
+    if (!o->common.map && !o->common.svg)
+        return 0;
+    snprintf(title, sizeof title, "numaguard check: %s",
+             cli_topology_name(&o->common, name, sizeof name));
+    if (o->job)
+        snprintf(sub, sizeof sub, "processes of job %.32s", o->job_id);
+    else
+        snprintf(sub, sizeof sub, "%s", o->all ? "all my processes" : "processes by --pid");
+    ng_draw_request req = {.inspection = ins, .title = title, .subtitle = sub};
+    return cli_draw("check", &o->common, topo, &req);
+}
+
 int cmd_check(int argc, char **argv)
 {
     static int pids[NG_INSPECT_MAX_PIDS];
@@ -445,7 +467,9 @@ int cmd_check(int argc, char **argv)
         ng_topology_free(topo);
         return cli_error(1, "check: %s", err);
     }
-    rc = render(topo, ins, &o);
+    if (!cli_draw_stdout(&o.common))
+        rc = render(topo, ins, &o);
+    rc |= draw(topo, ins, &o);
     ng_inspection_free(ins);
     ng_topology_free(topo);
     return rc;

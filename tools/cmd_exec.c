@@ -5,7 +5,7 @@
  *                  [--topology F] [--verbose] [--dry-run [--json]] -- CMD [ARGS...]
  *
  * A thin front end: the launcher rules (local rank and size, the per-rank
- * GPU split, pre-bound ranks) are the library's (lib/launcher.c).
+ * GPU split, pre-bound ranks) are the library's (lib/gpu/launcher.c).
  * For launchers without the plugin (torchrun, mpirun, a workstation shell).
  * Every local rank computes the SAME plan for all local ranks (same
  * topology, same CPUs, same GPU lists), so the slices are disjoint without
@@ -30,7 +30,7 @@ static const char exec_usage[] =
     "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--net-affinity[=A]]\n"
     "                      [--net-allow LIST] [--net-deny LIST] [--local-rank R --local-size N]\n"
     "                      [--gpus LIST|all|none] [--topology FILE] [--verbose]\n"
-    "                      [--dry-run [--json]] -- CMD [ARGS...]\n"
+    "                      [--dry-run [--json | --map] [--svg FILE|-]] -- CMD [ARGS...]\n"
     "  --numa-policy  as srun --numa-policy (default local; 'help' prints the grammar)\n"
     "  --omp-guard    cap thread pools: auto (bare option), N, off (default), ,force, ,bind\n"
     "                 (write --omp-guard=N, with '=')\n"
@@ -48,7 +48,9 @@ static const char exec_usage[] =
     "  --verbose      one line on stderr saying where this rank went\n"
     "  --dry-run      print this rank's placement and why; run nothing\n"
     "  --explain      --dry-run, plus the planner's terms and reasons for this rank\n"
-    "  --json         with --dry-run: one JSON document (docs/json.md)\n";
+    "  --json         with --dry-run: one JSON document (docs/json.md)\n"
+    "  --map, --svg FILE  with --dry-run: every local rank's slice as a map or an SVG\n"
+    "                 picture (- for stdout), this rank outlined (docs/draw.md)\n";
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
  * command. A first word that is a guard value, without "--" before it, is
@@ -90,6 +92,10 @@ static int check_args(int argc, char **argv, exec_opts *o)
     if (o->common.json && !o->dry_run)
         return cli_error(2, "exec: --json goes with --dry-run (exec replaces itself with the "
                          "command; use --verbose for a line on stderr)");
+    if ((o->common.svg || o->common.map) && !o->dry_run)
+        return cli_error(2, "exec: --svg and --map go with --dry-run");
+    if (cli_draw_check("exec", &o->common))
+        return 2;
     if (omp_value_as_command(argc, argv, o) || net_value_as_command(argc, argv, o))
         return 2;
     if (optind >= argc && !o->dry_run)
@@ -115,6 +121,8 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"dry-run", no_argument, NULL, 'n'},
         {"explain", no_argument, NULL, 'x'},
         {"json", no_argument, NULL, 'j'},
+        {"svg", required_argument, NULL, 'S'},
+        {"map", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -136,6 +144,8 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'n': o->dry_run = 1; break;
         case 'x': o->dry_run = o->explain = 1; break;
         case 'j': o->common.json = 1; break;
+        case 'S': o->common.svg = optarg; break;
+        case 'M': o->common.map = 1; break;
         case 'R':
             if ((v = cli_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);
@@ -422,6 +432,23 @@ static void state_free(exec_state *s, env_record *rec)
         free(rec->values[i]);
 }
 
+/* --dry-run --map / --svg: every local rank's slice, this rank outlined. */
+static int draw(const exec_state *s)
+{
+    char name[300], title[400], sub[400];
+    if (!s->plan || !(s->o.common.map || s->o.common.svg))
+        return 0;
+    snprintf(title, sizeof title, "numaguard exec --dry-run: %s, local rank %u of %u",
+             cli_topology_name(&s->o.common, name, sizeof name), s->lr.rank, s->lr.size);
+    snprintf(sub, sizeof sub, "--numa-policy %.200s; ranks from %s; GPUs from %.120s",
+             s->o.policy && s->o.policy[0] ? s->o.policy : "local",
+             s->lr.source ? s->lr.source : "no launcher variables", s->rg.how);
+    ng_draw_request req = {.plan = s->plan, .allowed_cpus = s->current, .title = title,
+                           .subtitle = sub, .flags = NG_DRAW_HIGHLIGHT,
+                           .highlight_task = s->plan_rank};
+    return cli_draw("exec", &s->o.common, s->topo, &req);
+}
+
 /* --dry-run: the report, and the exit status (1 when placement failed). */
 static int dry_run(exec_state *s, const env_record *rec, const char *err, int failed)
 {
@@ -430,8 +457,11 @@ static int dry_run(exec_state *s, const env_record *rec, const char *err, int fa
         names[i] = rec->names[i];
         values[i] = rec->values[i];
     }
-    exec_explain(s, names, values, rec->n, failed ? (err[0] ? err : "placement failed") : NULL);
-    return failed ? 1 : 0;
+    if (!cli_draw_stdout(&s->o.common))
+        exec_explain(s, names, values, rec->n, failed ? (err[0] ? err : "placement failed") : NULL);
+    else if (failed)
+        cli_error(1, "exec: %s", err[0] ? err : "placement failed");
+    return draw(s) || failed ? 1 : 0;
 }
 
 int cmd_exec(int argc, char **argv)

@@ -12,12 +12,15 @@ static const char plan_usage[] =
     "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
     "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
-    "                      [--net-deny LIST] [--topology FILE] [--json] [--explain]\n"
+    "                      [--net-deny LIST] [--topology FILE] [--json | --map]\n"
+    "                      [--svg FILE|-] [--explain]\n"
     "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
     "                an empty entry is a CPU-only task\n"
     "  --net-affinity  each task's nearest NIC(s): auto (bare option), N, off (default),\n"
     "                ,force, ,nccl-per-rank (write --net-affinity=N, with '=')\n"
     "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n"
+    "  --map         the plan as a map: one row per NUMA node, one cell per core\n"
+    "  --svg FILE    the plan as an SVG picture (- for stdout; docs/draw.md)\n"
     "  --explain     per task the objective's terms and why; every cut's candidates\n";
 
 typedef struct plan_opts {
@@ -53,6 +56,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"net-affinity", optional_argument, NULL, 'N'},
         {"net-allow", required_argument, NULL, 'A'},
         {"net-deny", required_argument, NULL, 'D'},
+        {"svg", required_argument, NULL, 'S'},
+        {"map", no_argument, NULL, 'M'},
         {"explain", no_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -74,6 +79,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'N': o->net = optarg ? optarg : "auto"; o->net_given = 1; break;
         case 'A': o->net_allow = optarg; break;
         case 'D': o->net_deny = optarg; break;
+        case 'S': o->common.svg = optarg; break;
+        case 'M': o->common.map = 1; break;
         case 'x': o->explain = 1; break;
         case 'h': fputs(plan_usage, stdout); exit(0);
         default: fputs(plan_usage, stderr); return 2;
@@ -87,7 +94,7 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         return cli_error(2, "plan: --tasks N (N >= 1) is required");
     if (o->gpus_per_task && o->task_gpus)
         return cli_error(2, "plan: give --gpus-per-task or --task-gpus, not both");
-    return 0;
+    return cli_draw_check("plan", &o->common);
 }
 
 /* One --task-gpus item: a GPU index in bus order, or a bus id. */
@@ -278,6 +285,31 @@ static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_re
     return 0;
 }
 
+/* The picture's title: the topology, then the job shape as given. */
+static int draw(const plan_opts *o, const ng_topology *topo, const ng_plan *plan,
+                hwloc_const_cpuset_t cpus)
+{
+    char name[300], title[340], shape[1200];
+    snprintf(title, sizeof title, "numaguard plan: %s",
+             cli_topology_name(&o->common, name, sizeof name));
+    int u = snprintf(shape, sizeof shape, "%u task%s", o->tasks, o->tasks == 1 ? "" : "s");
+    if (o->gpus_per_task)
+        u += snprintf(shape + u, sizeof shape - u, ", %u GPU%s per task", o->gpus_per_task,
+                      o->gpus_per_task == 1 ? "" : "s");
+    if (o->task_gpus)
+        u += snprintf(shape + u, sizeof shape - u, ", GPUs %.200s", o->task_gpus);
+    if (o->cpus_per_task)
+        u += snprintf(shape + u, sizeof shape - u, ", %u CPUs per task", o->cpus_per_task);
+    if (o->cpus)
+        u += snprintf(shape + u, sizeof shape - u, ", CPUs %.200s", o->cpus);
+    snprintf(shape + u, sizeof shape - u, ", --numa-policy %.200s%s%.64s",
+             o->policy && o->policy[0] ? o->policy : "local", o->omp_given ? ", --omp-guard=" : "",
+             o->omp_given ? (o->omp ? o->omp : "auto") : "");
+    ng_draw_request req = {.plan = plan, .allowed_cpus = o->cpus ? cpus : NULL, .title = title,
+                           .subtitle = shape};
+    return cli_draw("plan", &o->common, topo, &req);
+}
+
 int cmd_plan(int argc, char **argv)
 {
     plan_opts o = {0};
@@ -305,10 +337,11 @@ int cmd_plan(int argc, char **argv)
     if (!rc) {
         if (o.common.json)
             plan_json(topo, plan, why);
-        else
+        else if (!cli_draw_stdout(&o.common))
             plan_text(topo, plan, req.net.mode != NG_NET_OFF);
-        if (why && !o.common.json)
+        if (why && !o.common.json && !cli_draw_stdout(&o.common))
             why_plan_text(plan, why);
+        rc = draw(&o, topo, plan, cpus);
     }
     ng_plan_explanation_free(why);
     ng_plan_free(plan);

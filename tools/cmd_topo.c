@@ -194,8 +194,12 @@ int cmd_topo(int argc, char **argv)
         {"topology", required_argument, NULL, 't'},
         {"fsroot", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
+        {"svg", required_argument, NULL, 'S'},
+        {"map", no_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    static const char usage[] = "usage: numaguard topo [--topology FILE] [--json | --map] "
+                                "[--svg FILE|-]";
     common_opts o = {0};
     int c;
     optind = 1;
@@ -204,22 +208,30 @@ int cmd_topo(int argc, char **argv)
         case 't': o.topology = optarg; break;
         case 'r': o.fsroot = optarg; break;
         case 'j': o.json = 1; break;
+        case 'S': o.svg = optarg; break;
+        case 'M': o.map = 1; break;
         case 'h':
-            puts("usage: numaguard topo [--topology FILE] [--json]");
+            puts(usage);
             return 0;
         default:
-            return cli_error(2, "topo: usage: numaguard topo [--topology FILE] [--json]");
+            return cli_error(2, "topo: %s", usage);
         }
     }
     if (optind < argc)
         return cli_error(2, "topo: unexpected argument '%.64s'", argv[optind]);
+    if (cli_draw_check("topo", &o))
+        return 2;
     ng_topology *topo = cli_load_topology(&o);
     if (!topo)
         return 1;
     if (o.json)
         topo_json(topo);
-    else
+    else if (!cli_draw_stdout(&o))
         topo_text(topo);
+    char name[300], title[340];
+    snprintf(title, sizeof title, "numaguard topo: %s", cli_topology_name(&o, name, sizeof name));
+    ng_draw_request req = {.title = title};
+    int rc = cli_draw("topo", &o, topo, &req);
     ng_topology_free(topo);
-    return 0;
+    return rc;
 }

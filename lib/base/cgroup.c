@@ -3,7 +3,7 @@
  * .../slurm/uid_U/job_ID/... or v2 .../job_ID/...), the CPUs its cpuset
  * cgroup allows (the job's or step's CPUs under Slurm's task/cgroup), and
  * its cgroup v2 CPU quota (cpu.max). One parser of /proc/PID/cgroup serves
- * all three: `check` (inspect.c) and --omp-guard (threadenv.c). */
+ * all three: `check` (lib/inspect/) and --omp-guard (lib/task/task_env.c). */
 #include "private/cgroup.h"
 
 #include <stdio.h>

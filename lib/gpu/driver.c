@@ -26,11 +26,7 @@
 /* NVIDIA /proc/driver/nvidia/gpus/<bus>/information                    */
 /* ------------------------------------------------------------------ */
 
-typedef struct nv_proc_gpu {
-    char bus[NG_BUSID_LEN];
-    int minor;                 /* -1 if not shown */
-    char uuid[NGI_UUID_MAX];       /* "GPU-...", "" if not shown */
-} nv_proc_gpu;
+typedef ngi_nv_proc_gpu nv_proc_gpu;
 
 /* Value after "Key:" on a line of the information file, trimmed. */
 static int info_value(const char *text, const char *key, char *out, size_t len)
@@ -95,6 +91,11 @@ static int nv_proc_scan(const char *fsroot, nv_proc_gpu *out, unsigned max, unsi
             out[j - 1] = t;
         }
     return 0;
+}
+
+int ngi_nv_proc_scan(const char *fsroot, ngi_nv_proc_gpu *out, unsigned max, unsigned *n)
+{
+    return nv_proc_scan(fsroot, out, max, n);
 }
 
 static int is_live_root(const char *fsroot)

@@ -348,3 +348,29 @@ int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
     conf_free(c);
     return rc;
 }
+
+/* What gres.conf says for one node, read by the same rules as the order
+ * above (NodeName= matching, AutoDetect in force, File= expansion). */
+int ngi_gres_conf_summary(const char *path, const char *node, const char *fsroot,
+                          ngi_gres_summary *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    gres_conf *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ngi_fail(err, errlen, "out of memory");
+    int rc = read_conf(c, path, node, err, errlen);
+    if (!rc) {
+        out->records = c->n;
+        out->other_records = c->other_node_gpu_lines;
+        for (unsigned i = 0; i < c->n; i++)
+            out->fileless += !c->recs[i].file;
+        ngi_strlcpy(out->autodetect, c->autodetect_node[0] ? c->autodetect_node
+                                                           : c->autodetect_global,
+                    sizeof out->autodetect);
+        rc = conf_order(c, fsroot, &out->files, err, errlen);
+    }
+    conf_free(c);
+    if (rc)
+        ng_gres_order_free(&out->files);
+    return rc;
+}

@@ -119,3 +119,23 @@ int ngi_nvml_minor_bus(unsigned minor, char bus[NG_BUSID_LEN])
     nvml_close(&a);
     return rc;
 }
+
+/* Every device NVML enumerates, in its index order (PCI bus order). */
+int ngi_nvml_devices(char (*bus)[NG_BUSID_LEN], int *minor, unsigned max, unsigned *n)
+{
+    nvml_api a;
+    unsigned count = 0, m;
+    *n = 0;
+    if (nvml_open(&a))
+        return -1;
+    int rc = (a.count && a.by_index && a.count(&count) == 0) ? 0 : -1;
+    for (unsigned i = 0; rc == 0 && i < count && *n < max; i++) {
+        nvml_dev d;
+        if (a.by_index(i, &d) != 0 || nvml_dev_bus(&a, d, bus[*n]) != 0)
+            continue;
+        minor[*n] = (a.get_minor && a.get_minor(d, &m) == 0) ? (int)m : -1;
+        (*n)++;
+    }
+    nvml_close(&a);
+    return rc;
+}

@@ -15,6 +15,9 @@
  *                                 ng_apply_task() <----+  (in each task; numaguard/task.h)
  *
  *     ng_inspect() reads running processes back (numaguard/inspect.h).
+ *     ng_draw_svg() / ng_draw_map() picture a plan or an inspection
+ *     over the machine (numaguard/draw.h).
+ *     ng_doctor_run() checks the node's inputs themselves (numaguard/doctor.h).
  *
  * Launcher adapters (the SPANK plugin in spank/, the CLI in tools/) only
  * translate their inputs into these calls; no Slurm header is included here.
@@ -67,5 +70,7 @@
 #include "numaguard/plan.h"
 #include "numaguard/task.h"
 #include "numaguard/inspect.h"
+#include "numaguard/draw.h"
+#include "numaguard/doctor.h"
 
 #endif /* NUMAGUARD_H */

@@ -1,7 +1,7 @@
 /* A running process's launcher rank and GPUs, read back from its environ
  * block for `numaguard check`: NUMAGUARD_GPUS (bus ids: what numaguard
  * applied), else the visible-devices list split per rank by the launcher
- * rules of lib/launcher.c, the same ones `numaguard exec` applies. */
+ * rules of lib/gpu/launcher.c, the same ones `numaguard exec` applies. */
 #include "private/inspect.h"
 
 #include <stdio.h>

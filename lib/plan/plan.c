@@ -171,7 +171,7 @@ static int finish_task(ngi_planner *p, unsigned t, char *err, size_t errlen)
 }
 
 /* (f) network: each task's NICs from its GPUs (its CPUs without GPUs),
- * lib/netaff.c. Off (the default) costs nothing. */
+ * lib/options/net_affinity.c, lib/plan/net.c. Off (the default) costs nothing. */
 static int plan_network(ngi_planner *p, char *err, size_t errlen)
 {
     const ng_plan_request *req = p->req;

@@ -29,7 +29,36 @@ int ngi_natcmp(const char *a, const char *b);
 int ngi_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
                               unsigned n_specs, char *err, size_t errlen);
 
+/* ---- gres_conf.c ---- */
+
+/** What gres.conf says for one node, as the plugin reads it. */
+typedef struct ngi_gres_summary {
+    unsigned records;          /**< Name=gpu records that apply to the node */
+    unsigned other_records;    /**< Name=gpu records of other nodes */
+    unsigned fileless;         /**< records of the node without File= */
+    char autodetect[16];       /**< AutoDetect= in force for the node ("" = none) */
+    ng_gres_order files;       /**< File= names (under fsroot), in the order written */
+} ngi_gres_summary;
+
+/** Read gres.conf @p path for node @p node (NULL: every record) by the
+ *  rules of ng_gres_order_from_conf, before any AutoDetect merge. 0, or -1
+ *  with the parser's line in @p err. Free out->files with ng_gres_order_free. */
+int ngi_gres_conf_summary(const char *path, const char *node, const char *fsroot,
+                          ngi_gres_summary *out, char *err, size_t errlen);
+
 /* ---- driver.c: what the kernel and the drivers say ---- */
+
+/** One GPU of /proc/driver/nvidia/gpus/<bus>/information. */
+typedef struct ngi_nv_proc_gpu {
+    char bus[NG_BUSID_LEN];    /**< "Bus Location" (the directory's name agrees) */
+    int minor;                 /**< "Device Minor", -1 if not shown */
+    char uuid[NGI_UUID_MAX];   /**< "GPU UUID", "" if not shown */
+} ngi_nv_proc_gpu;
+
+/** Every GPU the NVIDIA driver lists under @p fsroot, sorted by bus id
+ *  (the list the plugin maps /dev/nvidiaN through). 0, or -1 when the
+ *  directory cannot be read (no driver). */
+int ngi_nv_proc_scan(const char *fsroot, ngi_nv_proc_gpu *out, unsigned max, unsigned *n);
 
 /** The GPUs AutoDetect=<kind> would find under fsroot, in that plugin's
  *  order, as device file paths under fsroot. */
@@ -64,6 +93,11 @@ int ngi_amd_uuid_bus(const char *fsroot, const char *var, const char *tok,
 int ngi_nvml_uuid_bus(const char *uuid, char bus[NG_BUSID_LEN], int *no_nvml);
 /** /dev/nvidia<minor> -> bus id through NVML; 0 or -1. */
 int ngi_nvml_minor_bus(unsigned minor, char bus[NG_BUSID_LEN]);
+/** Every GPU NVML enumerates, in its index order: bus id and minor number
+ *  (-1 when NVML gives none). 0, or -1 when NVML is not installed or does
+ *  not initialise. NVML may block on a hung driver: `numaguard doctor`
+ *  calls this in a child process it can kill. */
+int ngi_nvml_devices(char (*bus)[NG_BUSID_LEN], int *minor, unsigned max, unsigned *n);
 
 /* ---- visible.c: the environment's GPU lists ---- */
 

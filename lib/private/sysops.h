@@ -29,7 +29,7 @@ typedef struct ngi_sys_ops {
     int (*sched_setaffinity)(pid_t pid, size_t size, const cpu_set_t *mask);
     /** The hwloc NUMA node after @p prev (NULL: the first), NULL at the end:
      *  the objects ng_topology_load builds its NUMA view from
-     *  (lib/topology.c). Returning NULL simulates hwloc finding none. */
+     *  (lib/topo/). Returning NULL simulates hwloc finding none. */
     hwloc_obj_t (*next_numa)(hwloc_topology_t hw, hwloc_obj_t prev);
 } ngi_sys_ops;
 

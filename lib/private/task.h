@@ -31,6 +31,11 @@ int ngi_mem_apply(const ngi_sys_ops *sys, ng_mem_mode mode, hwloc_const_bitmap_t
                   int first, int strict, ng_apply_result *res, char *err, size_t errlen);
 /** The one node MPOL_PREFERRED names when PREFERRED_MANY is refused. */
 int ngi_mem_preferred_node(hwloc_const_bitmap_t nodes, int first);
+/** Does the running kernel accept memory mode @p mode (the kernel mode of
+ *  the table ngi_mem_apply uses)? Probed in a forked child with @p sys's
+ *  set_mempolicy (NULL: the real one): 1 yes, 0 refused with EINVAL (the
+ *  fallbacks apply), -1 cannot tell. The caller's policy is untouched. */
+int ngi_mem_mode_supported(const ngi_sys_ops *sys, ng_mem_mode mode);
 
 /* ---- task_env.c ---- */
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -209,4 +210,39 @@ int ngi_mem_clip_to_allowed(hwloc_bitmap_t nodes, ng_apply_result *res, char *er
     }
     hwloc_bitmap_free(allowed);
     return rc;
+}
+
+/* Does the kernel accept @p mode? The same call and node mask a task's
+ * apply makes (set_policy through @p sys), in a forked child so that the
+ * caller's own policy is never touched; the mask (the first node this
+ * process may use) is built before the fork, the child only makes the
+ * syscall. EINVAL is what the fallbacks above act on. */
+int ngi_mem_mode_supported(const ngi_sys_ops *sys, ng_mem_mode mode)
+{
+    int kmode = (unsigned)mode < NGI_ARRAY_LEN(kernel_modes) ? kernel_modes[mode] : 0;
+    unsigned long mask[NG_MASK_WORDS];
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    if (kmode <= 0 || !allowed) {
+        hwloc_bitmap_free(allowed);
+        return -1;
+    }
+    if (mems_allowed(allowed) < 0 || hwloc_bitmap_iszero(allowed))
+        hwloc_bitmap_only(allowed, 0);
+    hwloc_bitmap_only(allowed, (unsigned)hwloc_bitmap_first(allowed));
+    bitmap_to_mask(allowed, mask);
+    hwloc_bitmap_free(allowed);
+    pid_t pid = fork();
+    if (pid == 0) {
+        long rc = sys_set_mempolicy(sys, kmode, mask, (unsigned long)NG_MASK_BITS + 1);
+        _exit(rc == 0 ? 0 : errno == EINVAL ? 1 : 2);
+    }
+    int status = 0;
+    if (pid < 0)
+        return -1;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+        return -1;
+    return WEXITSTATUS(status) == 0;
 }

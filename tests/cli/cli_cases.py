@@ -465,8 +465,9 @@ def doc_blocks(path):
 
 
 def shown_in(shown, got):
-    """The doc's lines appear in order; '...' skips any number of lines."""
-    j, skip = 0, False
+    """The doc's lines appear in order, the first anywhere (a doc may leave
+    out a header), the others next to each other; '...' skips lines."""
+    j, skip = 0, True
     for line in shown:
         if line == "...":
             skip = True

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Documentation against the code: man pages lint clean; plugstack.conf.example,
 # docs/admin-guide.md and numaguard(8) document exactly the arguments the
-# plugin's parser (spank/config.c) accepts; numaguard(1) names every option
+# plugin's parser (lib/options/plugin_args.c) accepts; numaguard(1) names every option
 # the CLI's exec/check accept; the user guide's exec example and
 # docs/check.md's JSON keys are what the binary really prints.
 cd "$(dirname "$0")/../.." || exit 2
@@ -9,17 +9,21 @@ cd "$(dirname "$0")/../.." || exit 2
 
 # --- man pages ---
 if command -v groff >/dev/null; then
-    for m in man/numaguard.1 man/numaguard.8; do
+    for m in man/numaguard.1 man/numaguard.8 man/numaguard-healthcheck.8; do
         out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$m" 2>&1)
         is "$out" "" "groff -man -ww -z $m: no warnings"
     done
 else
-    skip 2 "groff not installed (Debian package groff-base)"
+    skip 3 "groff not installed (Debian package groff-base)"
 fi
 
 # --- plugin arguments: the parser is the truth ---
-accepted=$(sed -n 's/.*strcmp(\(key\|arg\), "\([a-z_]*\)").*/\2/p' spank/config.c | sort -u | tr '\n' ' ')
-like "$accepted" 'default_policy' "spank/config.c: argument table parsed ($accepted)"
+# The library's parser (lib/options/plugin_args.c), and the test build's
+# own test_fault= (spank/config.c).
+accepted=$(sed -n -e 's/.*strcmp(\(key\|arg\), "\([a-z_]*\)").*/\2/p' \
+    -e 's/.*strncmp(arg, "\([a-z_]*\)=", [0-9]*).*/\1/p' lib/options/plugin_args.c spank/config.c |
+    sort -u | tr '\n' ' ')
+like "$accepted" 'default_policy' "lib/options/plugin_args.c, spank/config.c: argument table parsed ($accepted)"
 # Documented in the example's "Arguments" block: "#   name=VALUE   text" or "#   name   text".
 documented=$(sed -n 's/^#   \([a-z_][a-z_]*\)\(=[A-Z]*\)\{0,1\}  .*/\1/p' plugstack.conf.example | sort -u | tr '\n' ' ')
 is "$documented" "$accepted" "plugstack.conf.example documents exactly the accepted arguments"
@@ -43,7 +47,8 @@ is "$missing_man" "" "numaguard(8) describes every plugstack argument"
 if [ -x "$NG" ]; then
     like "$("$NG" --help)" '^  exec ' "numaguard --help lists exec"
     like "$("$NG" --help)" '^  check ' "numaguard --help lists check"
-    for sub in exec check; do
+    like "$("$NG" --help)" '^  doctor ' "numaguard --help lists doctor"
+    for sub in exec check doctor; do
         opts=$("$NG" $sub --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
         miss=""
         for o in $opts; do

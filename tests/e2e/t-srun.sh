@@ -123,9 +123,11 @@ iv=(BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/ng LIBDIR=/opt/ng/lib64 SLURM_PLUGIN
 make --no-print-directory "${iv[@]}" install >"$NGT_OUT/install.log" 2>&1
 ok $? "make install DESTDIR PREFIX LIBDIR"
 # The public headers: numaguard.h and its topic headers numaguard/*.h.
-want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/include/numaguard.h \
+want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/bin/numaguard-healthcheck \
+    ./opt/ng/include/numaguard.h \
     ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc \
     ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 \
+    ./opt/ng/share/man/man8/numaguard-healthcheck.8 \
     ./opt/ng/slurm/numaguard.so
     for h in lib/include/numaguard/*.h; do echo "./opt/ng/include/numaguard/${h##*/}"; done; } |
     sort | tr '\n' ' ')

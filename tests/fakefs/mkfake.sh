@@ -1,8 +1,9 @@
 #!/bin/sh
 # Build a fake /dev, /proc and /sys tree that imitates what the kernel and
-# GPU drivers really expose, for tests of lib/gpumap.c and lib/gresconf.c.
+# GPU drivers really expose, for tests of lib/gpu/.
 #
 #   sh tests/fakefs/mkfake.sh ROOT nvidia-xe8640   # 4x H100, buses 4e,5f,cb,db
+#   sh tests/fakefs/mkfake.sh ROOT node-xe8640     # the same with the node's sysfs
 #   sh tests/fakefs/mkfake.sh ROOT amd-corona      # 8x MI50, buses 03..e3
 #
 # Needs root for mknod (the device files must be character devices:
@@ -54,8 +55,7 @@ drm_gpu() { # card bus vendor device unique_id root_port
     mknod "$root/dev/dri/renderD$render" c 226 "$render"
 }
 
-case "$profile" in
-nvidia-xe8640)
+xe8640_gpus() {
     # Dell XE8640: H100 at 4e, 5f, cb, db (tests/topologies/xe8640-*.xml).
     nv_gpu 1 0000:4e:00.0 GPU-4e4e4e4e-0000-1111-2222-333344445555
     nv_gpu 3 0000:5f:00.0 GPU-5f5f5f5f-0000-1111-2222-333344445555
@@ -65,6 +65,50 @@ nvidia-xe8640)
     mknod "$root/dev/nvidiactl" c 195 255
     # The BMC's VGA is a DRM device too (never a GPU for numaguard).
     drm_gpu 0 0000:03:00.0 0x102b 0x0536 "" 00:1c.0
+}
+
+pci_dev() { # bus vendor class numa_node local_cpulist
+    d="$root/sys/bus/pci/devices/$1"
+    mkdir -p "$d"
+    printf '%s\n' "$2" >"$d/vendor"
+    printf '%s\n' "$3" >"$d/class"
+    printf '%s\n' "$4" >"$d/numa_node"
+    printf '%s\n' "$5" >"$d/local_cpulist"
+}
+
+# The rest of an XE8640 node as the kernel shows it (SNC4: 8 NUMA nodes of
+# 28 CPUs): each GPU's and HCA's numa_node and local_cpulist, CPUs, SMT,
+# the kernel release, weighted interleave's weights, cgroup v2.
+xe8640_node() {
+    pci_dev 0000:4e:00.0 0x10de 0x030200 3 42-55,154-167
+    pci_dev 0000:5f:00.0 0x10de 0x030200 1 14-27,126-139
+    pci_dev 0000:cb:00.0 0x10de 0x030200 7 98-111,210-223
+    pci_dev 0000:db:00.0 0x10de 0x030200 5 70-83,182-195
+    pci_dev 0000:4d:00.0 0x15b3 0x020700 3 42-55,154-167
+    pci_dev 0000:4d:00.1 0x15b3 0x020700 3 42-55,154-167
+    pci_dev 0000:5e:00.0 0x15b3 0x020700 1 14-27,126-139
+    pci_dev 0000:da:00.0 0x15b3 0x020700 5 70-83,182-195
+    c="$root/sys/devices/system/cpu"
+    mkdir -p "$c/smt" "$root/proc/sys/kernel" "$root/sys/fs/cgroup"
+    echo 0-223 >"$c/online"
+    echo >"$c/offline"
+    echo on >"$c/smt/control"
+    echo 6.12.48+deb13-amd64 >"$root/proc/sys/kernel/osrelease"
+    w="$root/sys/kernel/mm/mempolicy/weighted_interleave"
+    mkdir -p "$w"
+    for n in 0 1 2 3 4 5 6 7; do echo 1 >"$w/node$n"; done
+    echo "cpuset cpu io memory hugetlb pids rdma misc" >"$root/sys/fs/cgroup/cgroup.controllers"
+}
+
+case "$profile" in
+nvidia-xe8640)
+    xe8640_gpus
+    ;;
+node-xe8640)
+    # The GPUs and driver files of nvidia-xe8640 plus the node's sysfs
+    # (numaguard doctor's tests).
+    xe8640_gpus
+    xe8640_node
     ;;
 amd-corona)
     # LLNL Corona: MI50 (1002:66a1); card order follows the rsmi indices

@@ -1,4 +1,4 @@
-/* libFuzzer target: the topology cache stamp (lib/topocache.c), the one
+/* libFuzzer target: the topology cache stamp (lib/topo/cache.c, cache_write.c), the one
  * file root-run code reads back from its own cache directory. Init writes a
  * real cache of this machine (ng_topology_cache_write, as root) into a
  * private directory; each input replaces the stamp, the XML stays valid.

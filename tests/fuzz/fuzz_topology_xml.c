@@ -14,7 +14,7 @@
  * fixed upstream by open-mpi/hwloc PRs #783, #800, #816). Those are not
  * numaguard's bugs, so each input is first loaded by bare hwloc in a
  * separate helper process (tests/fuzz/hwloc_check.c, same flags as
- * lib/topology.c); inputs that kill it, or make bare hwloc leak (hwloc 2.9
+ * lib/topo/); inputs that kill it, or make bare hwloc leak (hwloc 2.9
  * leaks objects when an XML import fails half way), are counted, the first
  * few saved to $NG_FUZZ_HWLOC_DIR, and skipped: LeakSanitizer in this
  * process then reports only leaks that numaguard's own code adds. */

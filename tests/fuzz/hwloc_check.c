@@ -1,5 +1,5 @@
 /* Pre-screen helper of fuzz_topology_xml: load one XML with bare hwloc,
- * with the flags lib/topology.c uses, and say whether hwloc itself
+ * with the flags lib/topo/ uses, and say whether hwloc itself
  * survives and frees everything. Built without sanitizers and run as a
  * separate process, so a crash or leak inside hwloc 2.9 (see the header of
  * fuzz_topology_xml.c) is told apart from numaguard's own bugs.

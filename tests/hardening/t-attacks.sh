@@ -15,7 +15,7 @@
 # tasks get the real machine's placement), the step ends in bounded time,
 # slurmd's log names the reason once per step ("topology cache DIR not used
 # (why); topology discovered live"), the node is idle afterwards.
-# The 512-task GPU-exchange timeout: tests/unit/test_exchange.c, and
+# The 512-task GPU-exchange timeout: tests/unit/spank/test_exchange.c, and
 # through srun in t-faults.sh (test_fault=exchange_absent).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/../slurm/testlib.sh"

@@ -69,6 +69,13 @@ for f in "$so" "$cli"; do
     ok $? "$(basename "$f") links libhwloc"
 done
 
+# What never runs in slurmstepd is not in the plugin at all: the doctor
+# (forks, runs nvidia-smi and slurmd), the pictures and check's /proc
+# inspection are the CLI's (the plugin links the archive: only what its
+# calls reach).
+cli_only=$(nm "$so" | awk '{print $NF}' | grep -E '^ngi?_(doctor|draw|inspect|proc_|environ_)|^ng_check_status' | head -5)
+ok "$([ -z "$cli_only" ]; echo $?)" "numaguard.so holds none of the CLI's doctor, drawing or inspection code${cli_only:+: $cli_only}"
+
 hdr=$(sed -n 's/^#define NUMAGUARD_VERSION "\(.*\)"$/\1/p' lib/include/numaguard.h)
 num=$(awk '/^#define NUMAGUARD_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' lib/include/numaguard.h)
 deb=$(head -1 debian/changelog | sed 's/.*(\([^)-]*\).*/\1/')

@@ -70,4 +70,13 @@ vg 0 "plan corona (AMD), weighted" plan --topology "$CO" --tasks 8 --gpus-per-ta
 vg 2 "plan with a bad policy (error path)" plan --topology "$XE" --tasks 1 --numa-policy bogus
 vg 1 "topo with a missing XML (error path)" topo --topology /nonexistent/topology.xml
 vg 1 "topo with a file that is not XML (error path)" topo --topology tests/topologies/README.txt
+# doctor judging xe8640 under an empty fsroot: no driver list for its 4
+# NVIDIA GPUs is a FAIL (exit 1) on every machine.
+empty=$(mktemp -d)
+nodoc="--topology $XE --fsroot $empty --slurm-conf /nonexistent/slurm.conf --plugstack /nonexistent/plugstack.conf --topology-cache /nonexistent"
+# shellcheck disable=SC2086
+vg 1 "doctor, xe8640 under an empty fsroot (FAIL path)" doctor $nodoc
+# shellcheck disable=SC2086
+vg 1 "doctor --json, the same" doctor --json $nodoc
+rmdir "$empty"
 done_testing

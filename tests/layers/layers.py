@@ -33,15 +33,17 @@ LAYERS = {
     "lib/plan":    (3, ["lib/base", "lib/topo", "lib/options"]),
     "lib/task":    (4, ["lib/base", "lib/topo", "lib/options", "lib/plan"]),
     "lib/inspect": (4, ["lib/base", "lib/topo", "lib/options", "lib/gpu"]),
-    "spank":       (5, ["lib/*"]),
-    "tools":       (5, ["lib/*"]),
+    "lib/draw":    (5, ["lib/base", "lib/topo", "lib/plan", "lib/inspect"]),
+    "lib/doctor":  (5, ["lib/base", "lib/topo", "lib/options", "lib/gpu", "lib/task"]),
+    "spank":       (6, ["lib/*"]),
+    "tools":       (6, ["lib/*"]),
 }
 # Private headers belong to a folder's layer.
 PRIVATE = {
     "base.h": "lib/base", "cgroup.h": "lib/base", "hostlist.h": "lib/base",
     "sysops.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
     "gpu.h": "lib/gpu", "plan.h": "lib/plan", "task.h": "lib/task",
-    "inspect.h": "lib/inspect",
+    "inspect.h": "lib/inspect", "draw.h": "lib/draw", "doctor.h": "lib/doctor",
 }
 TEST_BUILD_ONLY = {"spank/faults.c"}
 

@@ -213,6 +213,47 @@ typedef struct ng_net_env {
 
 /** @} */
 
+/* ------------------------------------------------------------------ */
+/** @name The SPANK plugin's plugstack.conf arguments (docs/admin-guide.md) */
+/* ------------------------------------------------------------------ */
+/** @{ */
+
+/** Longest admin path a plugstack.conf argument may hold, NUL included. */
+#define NG_PLUGIN_PATH_MAX 4096
+
+/** The plugin's arguments, parsed (plain data, copyable). */
+typedef struct ng_plugin_conf {
+    int have_default_policy;
+    char default_policy[NG_MAX_ARG + 1];   /**< default_policy= */
+    int have_default_omp;
+    char default_omp[NG_MAX_ARG + 1];      /**< default_omp_guard= */
+    int have_default_net;
+    char default_net[NG_MAX_ARG + 1];      /**< default_net_affinity= */
+    ng_nic_filter nic_filter;              /**< net_allow= / net_deny= */
+    unsigned allowed_kinds;                /**< bit (1u << ng_policy_kind); 0 = all */
+    int verbose;                           /**< verbose */
+    int strict;                            /**< strict */
+    unsigned n_thread_vars;                /**< omp_vars= entries; 0 = the default list */
+    char thread_vars[NG_MAX_ENV][64];
+    char topology[NG_PLUGIN_PATH_MAX];     /**< topology=; "" = live discovery */
+    char fsroot[NG_PLUGIN_PATH_MAX];       /**< fsroot=; "" = "/" */
+    char gres_conf[NG_PLUGIN_PATH_MAX];    /**< gres_conf=; "" = the plugin's default */
+    char cache_dir[NG_PLUGIN_PATH_MAX];    /**< topology_cache=; "" = off */
+} ng_plugin_conf;
+
+/**
+ * Parse the plugin's plugstack.conf arguments (what Slurm passes as argv:
+ * the words after the plugin's path) into @p out: THE rule of which
+ * arguments exist and what each accepts. The first bad argument (unknown,
+ * malformed, a default that does not parse, a default_policy outside
+ * allowed_policies) gives -1 with one line in @p err naming it; the plugin
+ * then disables itself. Pure and thread-safe.
+ */
+int ng_plugin_conf_parse(ng_plugin_conf *out, int argc, char *const *argv, char *err,
+                         size_t errlen);
+
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* Tests for lib/hostlist.c: Slurm hostlist expressions as gres.conf uses
+/* Tests for lib/base/hostlist.c: Slurm hostlist expressions as gres.conf uses
  * them (NodeName= membership, File= expansion order). Expected names are
  * what Slurm 22.05's `scontrol show hostnames EXPR` prints (checked here). */
 #include "private/hostlist.h"

@@ -1,4 +1,4 @@
-/* Tests for lib/gresconf.c and lib/gpumap.c: gres order, device files ->
+/* Tests for lib/gpu/: gres order, device files ->
  * bus ids, task environment -> GPUs, on fake /dev,/proc,/sys trees built
  * by tests/fakefs/mkfake.sh (real layouts) and a fake libnvidia-ml.so.1
  * (tests/fakefs/fake_nvml.c) loaded by re-executing this test with

@@ -1,4 +1,4 @@
-/* Launcher rules (lib/launcher.c): local rank and size from each launcher's
+/* Launcher rules (lib/gpu/launcher.c): local rank and size from each launcher's
  * variables and their priority, Slurm's tasks-per-node lists, bad values;
  * the pre-bound test; the per-rank GPU split of visible lists on a real
  * 4xH100 topology and on a GPU-less one. Environments are given through an

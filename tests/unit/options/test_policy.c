@@ -446,8 +446,58 @@ static void test_help(void)
     ok(h && h[strlen(h) - 1] == '\n', "help text ends with a newline");
 }
 
+/* The tables behind the options: every kind named once and found by its
+ * name; the short usage, the help and the messages' valid forms drawn from
+ * the kind table; every thread variable once in the help. */
+static void test_tables(void)
+{
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
+        const char *name = ng_policy_kind_name((ng_policy_kind)k);
+        ok(ng_policy_kind_from_name(name, strlen(name)) == k, "kind %d '%s' found by its name", k,
+           name);
+        for (int j = 0; j < k; j++)
+            ok(strcmp(name, ng_policy_kind_name((ng_policy_kind)j)) != 0,
+               "kinds %d and %d have different names", j, k);
+        ok(strstr(ng_policy_help(), name) != NULL, "help names '%s'", name);
+    }
+    ok(ng_policy_kind_from_name("loc", 3) == -1 && ng_policy_kind_from_name("locally", 7) == -1,
+       "a prefix or a longer word is no kind");
+    ok(strcmp(ng_policy_kind_name(NG_POLICY_KIND_COUNT), "?") == 0, "the count is no kind");
+    char usage[512];
+    ok(ng_policy_usage(usage, sizeof usage) > 0 &&
+       strcmp(usage, "local (default), prefer, interleave[:NODES], weighted[:NODES], none; "
+                     "modifiers verbose, quiet, strict, smt, cpuless, wide") == 0,
+       "usage from the table: %s", usage);
+    ok(ng_policy_usage(usage, 16) == -1, "usage that does not fit: -1");
+    char err[512];
+    ng_policy parsed;
+    ok(ng_policy_parse("bogus", &parsed, err, sizeof err) < 0 &&
+       strstr(err, "expected local|prefer|interleave[:NODES]|weighted[:NODES]|none with "
+                   "optional modifiers verbose,quiet,strict,help,smt,cpuless") != NULL,
+       "valid forms from the tables: %s", err);
+    ok(ng_policy_parse("local:0", &parsed, err, sizeof err) < 0 &&
+       strstr(err, "only interleave and weighted take a node list") != NULL,
+       "kinds taking NODES from the table: %s", err);
+    const char *help = ng_policy_help();
+    static const char *const vars[] = {"OMP_NUM_THREADS", "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *at = strstr(help, vars[i]);
+        ok(at && !strstr(at + 1, vars[i]), "help names %s once", vars[i]);
+    }
+    int longest = 0;
+    for (const char *l = help; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        int n = (int)strcspn(l, "\n");
+        longest = n > longest ? n : longest;
+    }
+    ok(longest <= 80, "every help line fits a terminal (%d columns)", longest);
+    ok(ng_policy_help() == help, "the help is built once");
+}
+
 int main(void)
 {
+    test_tables();
     test_valid();
     test_invalid();
     test_format_rejects();

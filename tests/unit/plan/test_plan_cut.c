@@ -1,4 +1,4 @@
-/* The cutting phase (lib/plan_cut.c) against an exhaustive oracle.
+/* The cutting phase (lib/plan/cut.c) against an exhaustive oracle.
  *
  * Random synthetic domain vectors (1-6 domains of 1-9 cores, random
  * symmetric distances) and lines built from every corpus topology: the

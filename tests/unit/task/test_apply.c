@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The syscalls the next cases run with (lib/testhooks.h); NULL = the real
+/* The syscalls the next cases run with (lib/private/sysops.h); NULL = the real
  * ones. A table of this test's own, passed to ngi_apply_task_sys. */
 static const ngi_sys_ops *case_sys;
 

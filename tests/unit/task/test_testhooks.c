@@ -1,4 +1,4 @@
-/* The library's test seams (lib/testhooks.h: an ngi_sys_ops table passed to
+/* The library's test seams (lib/private/sysops.h: an ngi_sys_ops table passed to
  * ngi_apply_task_sys / ngi_topology_load_sys) that the fault build of the
  * plugin uses for test_fault=: sched_setaffinity refused (EINVAL) and hwloc reporting no
  * NUMA node. Checks the library's outcome for each: ng_apply_task fails

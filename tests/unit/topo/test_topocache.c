@@ -1,4 +1,4 @@
-/* Topology cache (lib/topocache.c): round trip against live discovery,
+/* Topology cache (lib/topo/cache.c, cache_write.c): round trip against live discovery,
  * stale stamps, damaged files, unsafe owners/modes/paths (user-owned
  * directories, sticky /tmp, symlinked parents, FIFOs), identifying infos
  * stripped, atomic rewrites. Runs as root from the repository root (like

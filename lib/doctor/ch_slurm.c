@@ -1,0 +1,158 @@
+/* Slurm's configuration as far as placement depends on it: slurm.conf's
+ * line for this node (its hardware against the topology), the TaskPlugin
+ * and cgroup.conf's ConstrainCores / ConstrainDevices. The gres checks
+ * are in ch_gres.c. */
+#include "numaguard.h"
+#include "private/doctor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CGROUP_CONF_MAX (256u << 10)
+
+/* A positive number from Key= of the node's line; 0 when absent. */
+static unsigned node_number(const ngi_doctor_ctx *x, const char *key)
+{
+    char v[64];
+    if (ngi_conf_node_value(x->slurm_text, x->node, key, v, sizeof v) != 1)
+        return 0;
+    return (unsigned)strtoul(v, NULL, 10);
+}
+
+/* The node's CPU count as slurm.conf gives it (CPUs=, else the product of
+ * its hardware fields); 0 when it gives none. */
+static unsigned slurm_cpus(const ngi_doctor_ctx *x)
+{
+    unsigned cpus = node_number(x, "CPUs"), boards = node_number(x, "Boards");
+    unsigned sockets = node_number(x, "Sockets"), spb = node_number(x, "SocketsPerBoard");
+    unsigned cores = node_number(x, "CoresPerSocket"), threads = node_number(x, "ThreadsPerCore");
+    if (cpus)
+        return cpus;
+    if (!sockets && spb)
+        sockets = spb * (boards ? boards : 1);
+    return sockets && cores ? sockets * cores * (threads ? threads : 1) : 0;
+}
+
+/* The node's hardware in slurm.conf against the topology's PUs. */
+static void compare_hardware(ngi_doctor_ctx *x, ng_doctor_check *c)
+{
+    unsigned want = slurm_cpus(x);
+    if (!x->topo || !want || !ng_topology_is_this_system(x->topo))
+        return;
+    unsigned have = (unsigned)hwloc_bitmap_weight(ng_topology_allowed_cpus(x->topo));
+    ngi_doctor_fact(c, "cpus", "slurm.conf %u, topology %u", want, have);
+    if (want != have)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "Slurm's core numbers map onto hwloc's cores only when the two "
+                           "agree: numaguard then plans inside slurmstepd's own CPU set instead "
+                           "of the step's cores",
+                           "set the node's CPUs/Sockets/CoresPerSocket/ThreadsPerCore as "
+                           "`slurmd -C` prints them",
+                           "slurm.conf gives node %s %u CPUs, the topology has %u", x->node,
+                           want, have);
+}
+
+void ngi_check_slurm_conf(ngi_doctor_ctx *x)
+{
+    ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.conf");
+    char gres[256] = "";
+    if (!x->slurm_text) {
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "the Slurm checks below guess this node's files (gres.conf, "
+                           "cgroup.conf and plugstack.conf beside it)",
+                           "give --slurm-conf FILE or set SLURM_CONF (a configless node: the "
+                           "copy slurmd keeps in its spool directory)",
+                           "slurm.conf %s: %s", x->slurm_conf, x->slurm_why);
+        ngi_doctor_end(x->r, c, "-");
+        return;
+    }
+    int found = ngi_conf_node_value(x->slurm_text, x->node, "Gres", gres, sizeof gres);
+    if (found < 0)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "the node's GPUs and hardware in Slurm were not compared",
+                           "give --node NAME (the node's Slurm name) or correct NodeName=",
+                           "no NodeName line of %s names node '%s'", x->slurm_conf, x->node);
+    else
+        compare_hardware(x, c);
+    ngi_doctor_fact(c, "Gres", "%s", gres[0] ? gres : "(none)");
+    ngi_doctor_end(x->r, c, "%s: node %s, %u CPUs, Gres=%s", x->slurm_conf, x->node,
+                   slurm_cpus(x), gres[0] ? gres : "(none)");
+}
+
+/* TaskPlugin= ("task/none" when absent, as in Slurm). */
+static void task_plugin(const ngi_doctor_ctx *x, char *tp, size_t len)
+{
+    if (!x->slurm_text || ngi_conf_value(x->slurm_text, "TaskPlugin", tp, len) < 0)
+        snprintf(tp, len, "task/none");
+}
+
+void ngi_check_task_plugin(ngi_doctor_ctx *x)
+{
+    ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.task_plugin");
+    char tp[256];
+    if (!x->slurm_text) {
+        ngi_doctor_end(x->r, c, "no slurm.conf: TaskPlugin not checked");
+        return;
+    }
+    task_plugin(x, tp, sizeof tp);
+    ngi_doctor_fact(c, "TaskPlugin", "%s", tp);
+    if (!strstr(tp, "task/cgroup") && !strstr(tp, "task/affinity"))
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "Slurm confines no step: numaguard plans inside slurmstepd's "
+                           "affinity, which is then the whole node, so the steps of two jobs "
+                           "on one node are not kept apart",
+                           "TaskPlugin=task/cgroup,task/affinity with ConstrainCores=yes in "
+                           "cgroup.conf",
+                           "TaskPlugin=%s binds and confines nothing", tp);
+    ngi_doctor_end(x->r, c, "TaskPlugin=%s%s", tp,
+                   strstr(tp, "task/cgroup") ? ": steps get their own cpuset"
+                                             : ": tasks bound, steps not confined by a cgroup");
+}
+
+/* cgroup.conf's yes/no key (Slurm's default: no). */
+static int conf_yes(const char *text, const char *key)
+{
+    char v[32];
+    return text && ngi_conf_value(text, key, v, sizeof v) == 0 && !strcasecmp(v, "yes");
+}
+
+static void constrain(ngi_doctor_ctx *x, ng_doctor_check *c, const char *text)
+{
+    if (!conf_yes(text, "ConstrainCores"))
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "a step's tasks are not confined to its cores: they can run on "
+                           "another job's CPUs, and numaguard plans on slurmstepd's affinity",
+                           "ConstrainCores=yes in cgroup.conf",
+                           "cgroup.conf %s: ConstrainCores is not yes", x->cgroup_conf);
+    if (!conf_yes(text, "ConstrainDevices"))
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "every task can open every GPU: numaguard names a task's GPUs from "
+                           "SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES alone, and a program that "
+                           "ignores them uses GPUs another job owns",
+                           "ConstrainDevices=yes in cgroup.conf",
+                           "cgroup.conf %s: ConstrainDevices is not yes", x->cgroup_conf);
+}
+
+void ngi_check_cgroup_conf(ngi_doctor_ctx *x)
+{
+    ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.cgroup");
+    char tp[256], why[128], plugin[64] = "autodetect";
+    char *text = NULL;
+    task_plugin(x, tp, sizeof tp);
+    if (!strstr(tp, "task/cgroup")) {
+        ngi_doctor_end(x->r, c, "TaskPlugin has no task/cgroup: cgroup.conf's ConstrainCores "
+                       "and ConstrainDevices do not apply");
+        return;
+    }
+    if (ngi_doctor_read(x->cgroup_conf, CGROUP_CONF_MAX, &text, NULL, why, sizeof why) < 0)
+        ngi_doctor_fact(c, "cgroup.conf", "%s: %s", x->cgroup_conf, why);
+    else
+        ngi_conf_value(text, "CgroupPlugin", plugin, sizeof plugin);
+    constrain(x, c, text);
+    ngi_doctor_fact(c, "CgroupPlugin", "%s", plugin);
+    ngi_doctor_end(x->r, c, "task/cgroup with ConstrainCores=yes and ConstrainDevices=yes "
+                   "(CgroupPlugin=%s)", plugin);
+    free(text);
+}

@@ -1,0 +1,214 @@
+/* ng_doctor_run: find the inputs this node's Slurm and the plugin use
+ * (slurm.conf, plugstack.conf and the plugin's own arguments, gres.conf,
+ * cgroup.conf, the topology cache), load the topology the way the plugin
+ * does, then run every check in a fixed order: topology, GPU and NIC
+ * locality, the drivers' views, Slurm, the plugin, the kernel, the cache. */
+#include "numaguard.h"
+#include "private/doctor.h"
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SLURM_CONF_MAX (4u << 20)
+#define DEFAULT_TIMEOUT_MS 10000
+#define SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
+
+/* Where Slurm looks for plugins when PluginDir is not set: the Debian
+ * multiarch directory, then the usual builds' (the Makefile's list). */
+static void default_plugin_dirs(char *buf, size_t len)
+{
+    glob_t g;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (glob("/usr/lib/*-linux-gnu/slurm-wlm", GLOB_ONLYDIR, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s:", g.gl_pathv[i]);
+        globfree(&g);
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, "/usr/lib64/slurm:/usr/lib/slurm:/usr/local/lib/slurm");
+}
+
+/* @p name beside @p file ("/etc/slurm/slurm.conf" -> "/etc/slurm/gres.conf"). */
+static void beside(const char *file, const char *name, char *out, size_t len)
+{
+    const char *slash = strrchr(file, '/');
+    if (slash)
+        snprintf(out, len, "%.*s/%s", (int)(slash - file), file, name);
+    else
+        snprintf(out, len, "%s", name);
+}
+
+static void pick(char *dst, size_t len, const char *a, const char *b, const char *c)
+{
+    const char *v = a && *a ? a : b && *b ? b : c;
+    snprintf(dst, len, "%s", v ? v : "");
+}
+
+/* The node's Slurm name: as the plugin's (slurmstepd's SLURMD_NODENAME,
+ * which slurmd also gives its HealthCheckProgram), else the short host name. */
+static void node_name(ngi_doctor_ctx *x, const char *given)
+{
+    const char *env = getenv("SLURMD_NODENAME");
+    if (given && *given)
+        snprintf(x->node, sizeof x->node, "%s", given);
+    else if (env && *env)
+        snprintf(x->node, sizeof x->node, "%s", env);
+    else if (gethostname(x->node, sizeof x->node - 1) == 0)
+        x->node[strcspn(x->node, ".")] = '\0';
+    x->node[sizeof x->node - 1] = '\0';
+}
+
+/* plugstack.conf and the plugin's arguments, parsed by the plugin's rule. */
+static void read_plugstack(ngi_doctor_ctx *x, const ng_doctor_options *o)
+{
+    char v[PATH_MAX], dflt[PATH_MAX], dirs[PATH_MAX];
+    int have = x->slurm_text && ngi_conf_value(x->slurm_text, "PlugStackConfig", v, sizeof v) == 0;
+    beside(x->slurm_conf, "plugstack.conf", dflt, sizeof dflt);
+    pick(x->plugstack, sizeof x->plugstack, o->plugstack, have ? v : NULL, dflt);
+    if (!x->slurm_text || ngi_conf_value(x->slurm_text, "PluginDir", dirs, sizeof dirs) < 0)
+        default_plugin_dirs(dirs, sizeof dirs);
+    x->ps_read = ngi_plugstack_read(x->plugstack, dirs, &x->ps, x->ps_why,
+                                    sizeof x->ps_why) == 0;
+    if (x->ps_read && x->ps.found)
+        x->pconf_ok = ng_plugin_conf_parse(&x->pconf, x->ps.argc, x->ps.argv, x->pconf_why,
+                                           sizeof x->pconf_why) == 0;
+}
+
+/* Every path: the option, else what the plugin uses, else Slurm's default. */
+static void resolve_inputs(ngi_doctor_ctx *x, const ng_doctor_options *o)
+{
+    char dflt[PATH_MAX];
+    pick(x->slurm_conf, sizeof x->slurm_conf, o->slurm_conf, getenv("SLURM_CONF"),
+         SLURM_CONF_DEFAULT);
+    if (ngi_doctor_read(x->slurm_conf, SLURM_CONF_MAX, &x->slurm_text, NULL, x->slurm_why,
+                        sizeof x->slurm_why) < 0)
+        x->slurm_text = NULL;
+    else
+        ngi_conf_includes(&x->slurm_text, x->slurm_conf, SLURM_CONF_MAX);
+    read_plugstack(x, o);
+    const ng_plugin_conf *pc = x->pconf_ok ? &x->pconf : NULL;
+    x->fsroot = o->fsroot && *o->fsroot ? o->fsroot : pc && pc->fsroot[0] ? pc->fsroot : NULL;
+    x->live = !x->fsroot || strcmp(x->fsroot, "/") == 0;
+    beside(x->slurm_conf, "gres.conf", dflt, sizeof dflt);
+    pick(x->gres_conf, sizeof x->gres_conf, o->gres_conf, pc ? pc->gres_conf : NULL, dflt);
+    beside(x->slurm_conf, "cgroup.conf", dflt, sizeof dflt);
+    pick(x->cgroup_conf, sizeof x->cgroup_conf, o->cgroup_conf, NULL, dflt);
+    if (o->cache_dir && *o->cache_dir)
+        snprintf(x->cache_dir, sizeof x->cache_dir, "%s", o->cache_dir);
+    else
+        snprintf(x->cache_dir, sizeof x->cache_dir, "%s",
+                 pc ? pc->cache_dir : NG_TOPOLOGY_CACHE_DIR);
+    pick(x->topology, sizeof x->topology, o->topology, pc ? pc->topology : NULL, NULL);
+    x->plugin_topology = pc && pc->topology[0];
+}
+
+static void record_inputs(ngi_doctor_ctx *x)
+{
+    ng_doctor_report *r = x->r;
+    ngi_doctor_input(r, "node", x->node);
+    ngi_doctor_input(r, "fsroot", x->fsroot ? x->fsroot : "/");
+    ngi_doctor_input(r, "slurm.conf", x->slurm_conf);
+    ngi_doctor_input(r, "plugstack.conf", x->plugstack);
+    ngi_doctor_input(r, "gres.conf", x->gres_conf);
+    ngi_doctor_input(r, "cgroup.conf", x->cgroup_conf);
+    ngi_doctor_input(r, "topology_cache", x->cache_dir[0] ? x->cache_dir : "off");
+    ngi_doctor_input(r, "topology", x->topology[0] ? x->topology : "the plugin's (cache or live)");
+}
+
+/* The topology the plugin would load: topology= XML, else the cache when
+ * valid, else live discovery. */
+static void load_topology(ngi_doctor_ctx *x)
+{
+    ng_topology_options to = {0};
+    to.xml_path = x->topology[0] ? x->topology : NULL;
+    to.fsroot = x->fsroot;
+    to.cache_dir = !to.xml_path && x->cache_dir[0] ? x->cache_dir : NULL;
+    if (ng_topology_load(&x->topo, &to, x->topo_why, sizeof x->topo_why) < 0)
+        x->topo = NULL;
+}
+
+/* The topology check: it loads, and from where. */
+static void check_topology(ngi_doctor_ctx *x)
+{
+    ng_doctor_check *c = ngi_doctor_begin(x->r, "topology", "topology.load");
+    if (!x->topo) {
+        ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
+                           "the plugin cannot load it either: every task is left where Slurm "
+                           "put it (or fails under strict)",
+                           "fix what the line names (topology= file, hwloc, sysfs)",
+                           "the topology does not load: %s", x->topo_why);
+        return;
+    }
+    const char *src = x->topology[0] ? x->topology
+                      : ng_topology_from_cache(x->topo) ? "the topology cache" : "live discovery";
+    ngi_doctor_fact(c, "source", "%s", src);
+    ngi_doctor_fact(c, "this_system", "%s", ng_topology_is_this_system(x->topo) ? "yes" : "no");
+    ngi_doctor_end(x->r, c, "loaded from %s: NUMA nodes %u, GPUs %u, NICs %u%s", src,
+                   ng_topology_numa_count(x->topo), ng_topology_gpu_count(x->topo),
+                   ng_topology_nic_count(x->topo),
+                   ng_topology_is_this_system(x->topo) ? "" : " (not this machine: plan only)");
+}
+
+typedef void (*check_fn)(ngi_doctor_ctx *x);
+
+/* The checks, in the order they print. */
+static const check_fn checks[] = {
+    check_topology,
+    ngi_check_pci_numa_node,
+    ngi_check_pci_locality,
+    ngi_check_nvidia_driver,
+    ngi_check_nvidia_smi,
+    ngi_check_nvml,
+    ngi_check_rocm_smi,
+    ngi_check_slurm_conf,
+    ngi_check_task_plugin,
+    ngi_check_cgroup_conf,
+    ngi_check_gres,
+    ngi_check_slurmd_gres,
+    ngi_check_plugstack,
+    ngi_check_plugin_file,
+    ngi_check_plugin_args,
+    ngi_check_plugin_release,
+    ngi_check_kernel_mempolicy,
+    ngi_check_kernel_cgroup,
+    ngi_check_kernel_cpus,
+    ngi_check_memory_nodes,
+    ngi_check_cache,
+};
+
+int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
+                       const ng_doctor_options *opts, char *err, size_t errlen)
+{
+    static const ng_doctor_options none;
+    const ng_doctor_options *o = opts ? opts : &none;
+    ngi_doctor_ctx *x = calloc(1, sizeof *x);
+    *out = NULL;
+    if (!x || !(x->r = calloc(1, sizeof *x->r))) {
+        free(x);
+        return ngi_fail(err, errlen, "out of memory");
+    }
+    x->sys = sys;
+    x->timeout_ms = o->command_timeout_ms ? o->command_timeout_ms : DEFAULT_TIMEOUT_MS;
+    node_name(x, o->node_name);
+    resolve_inputs(x, o);
+    record_inputs(x);
+    load_topology(x);
+    for (size_t i = 0; i < NGI_ARRAY_LEN(checks); i++)
+        checks[i](x);
+    *out = x->r;
+    ng_topology_free(x->topo);
+    ngi_plugstack_free(&x->ps);
+    free(x->slurm_text);
+    free(x);
+    return 0;
+}
+
+int ng_doctor_run(ng_doctor_report **out, const ng_doctor_options *options, char *err,
+                  size_t errlen)
+{
+    return ngi_doctor_run_sys(NULL, out, options, err, errlen);
+}

@@ -1,0 +1,85 @@
+/**
+ * @file numaguard/draw.h
+ * @brief Pictures of a placement: the machine (packages, NUMA nodes, L3
+ *        groups, cores and their PUs, GPUs, NICs, CPU-less memory nodes)
+ *        with each task's slice, GPU(s), NIC(s) and memory nodes in its
+ *        colour (a plan), or the runnable threads per core (an inspection).
+ *        As a self-contained SVG document or as a terminal map (one row
+ *        per NUMA node, one cell per core). Implemented in lib/draw/
+ *        (what is drawn and how to read it: docs/draw.md).
+ *
+ * Drawing reads the topology, the plan and the inspection and writes to a
+ * stdio stream; it keeps nothing. Thread-safe on distinct streams. Every
+ * string that comes from a file, /proc or the caller (NIC names, process
+ * names, the title) is escaped: XML-escaped in the SVG, made printable
+ * (ng_text_escape) in the map.
+ */
+#ifndef NUMAGUARD_DRAW_H
+#define NUMAGUARD_DRAW_H
+
+#include <stdio.h>
+
+#include "numaguard/plan.h"
+#include "numaguard/inspect.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** ng_draw_request.flags */
+enum {
+    /** Map only: colour the cells with terminal escape sequences (the
+     *  caller decides: stdout a terminal and NO_COLOR unset, say).
+     *  Without it the map is plain text. */
+    NG_DRAW_COLOR = 1u << 0,
+    /** Outline task @c highlight_task (exec --dry-run: this rank). */
+    NG_DRAW_HIGHLIGHT = 1u << 1
+};
+
+/** What to draw over the machine. Zero-initialise, then set what you need.
+ *  Read only during the call. */
+typedef struct ng_draw_request {
+    /** Tasks to colour (their CPUs, GPUs, NICs and memory nodes), or NULL. */
+    const ng_plan *plan;
+    /** numaguard check: runnable threads per core, piled processes and
+     *  oversubscribed cores; or NULL. Not together with @c plan. */
+    const ng_inspection *inspection;
+    /** The allocation: allowed PUs outside it are dimmed ("excluded");
+     *  NULL = every allowed PU of the topology. */
+    hwloc_const_cpuset_t allowed_cpus;
+    /** First line of the title ("numaguard plan: xe8640.xml"); NULL =
+     *  "numaguard". Any bytes: escaped when written. */
+    const char *title;
+    /** Second line (job shape, policy); NULL = none. Escaped when written. */
+    const char *subtitle;
+    unsigned flags;           /**< NG_DRAW_* */
+    unsigned highlight_task;  /**< with NG_DRAW_HIGHLIGHT: the task to outline */
+} ng_draw_request;
+
+/**
+ * Write an SVG 1.1 document of @p topo and @p req to @p out: no script, no
+ * external file or font (the generic sans-serif/monospace families), one
+ * rect of class "pu" per PU of the topology (offline or disallowed ones
+ * dimmed in a strip of their own), a legend and a title. Elements carry
+ * data-* attributes (data-pu, data-task, data-node, data-gpu, data-nic,
+ * data-mode) naming what they show (docs/draw.md). Returns 0, or -1 with
+ * one line in @p err (bad request, no memory, a write error on @p out).
+ */
+int ng_draw_svg(const ng_topology *topo, const ng_draw_request *req, FILE *out, char *err,
+                size_t errlen);
+
+/**
+ * Write the terminal map of @p topo and @p req to @p out: the title, one
+ * row per NUMA node (kind, memory, then one cell per core: its task number,
+ * or for an inspection its runnable threads; CPU-less nodes say so), the
+ * GPUs and NICs with their tasks, and a legend. Colour escape sequences
+ * only with NG_DRAW_COLOR in @c req->flags. Returns 0, or -1 with one line
+ * in @p err.
+ */
+int ng_draw_map(const ng_topology *topo, const ng_draw_request *req, FILE *out, char *err,
+                size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NUMAGUARD_DRAW_H */

@@ -1,0 +1,110 @@
+#!/bin/sh
+# numaguard doctor as Slurm's HealthCheckProgram (tools/numaguard-healthcheck)
+# on the private cluster: two slurmd (ng1, ng2) on an inflated g4dn node
+# with 8 fake NVIDIA GPUs, HealthCheckInterval=5, an nvidia-smi stand-in
+# that never answers on the health check's PATH (a hung driver).
+#   - while every node is correct, both stay IDLE (doctor's WARNs never drain);
+#   - ng2's gres.conf record names a device file of its own (a second name of
+#     /dev/nvidia0: the two slurmd share one fake /dev); once that file is
+#     gone (a GPU the driver dropped while slurmd runs; slurmd itself only
+#     checks its device files when it starts, and refuses to start without
+#     them), ng2 goes DRAIN with doctor's first FAIL as the reason, and ng1
+#     stays IDLE;
+#   - every health check run ends, in bounded time, although nvidia-smi
+#     never answers (doctor kills it after --timeout) and slurmd -G waits
+#     for the missing file.
+# Every wait is bounded.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/testlib.sh"
+ngt_start_suite plugin-health plugin
+
+TOPO=$NGT_TOPO/g4dn-metal-8xt4.xml
+HC=$NGC_DIR/healthcheck
+LOG=$NGC_DIR/healthcheck.log
+mkdir -p "$NGC_DIR/bin"
+cp "$NGT_TOP/tests/fakefs/nvidia-smi" "$NGC_DIR/bin/"
+
+# ng2's own name for GPU 0, made with the fake devices (cluster.sh).
+eval "ngt_orig_$(declare -f ngc_make_fake_gpus)"
+ngc_make_fake_gpus() {
+    ngt_orig_ngc_make_fake_gpus "$@" || return 1
+    mknod "$NGC_FSROOT/dev/nvidia-ng2" c 195 0
+}
+
+# slurmd runs the health check with an empty environment but
+# SLURMD_NODENAME: the wrapper names the cluster's files.
+cat >"$HC" <<EOF
+#!/bin/sh
+export SLURM_CONF=$NGC_CONF NUMAGUARD=$NGT_CLI NG_FAKE_SMI_HANG=1
+export PATH=$NGC_DIR/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+t0=\$(date +%s)
+echo "start \$SLURMD_NODENAME \$t0" >>$LOG
+$NGT_TOP/tools/numaguard-healthcheck --slurm-conf $NGC_CONF --timeout 3 2>>$LOG.err
+rc=\$?
+echo "end \$SLURMD_NODENAME \$t0 \$(( \$(date +%s) - t0 )) \$rc" >>$LOG
+EOF
+chmod 755 "$HC"
+
+NGC_NODES=2 NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$TOPO NGC_GPUS=auto
+NGC_GRES_TEMPLATE="NodeName=ng1 Name=gpu File=@DEV@/nvidia[0-7]
+NodeName=ng2 Name=gpu File=@DEV@/nvidia-ng2,@DEV@/nvidia[1-7]"
+NGC_PLUGSTACK=$(ngt_plugstack "topology=$TOPO")
+NGC_SLURM_EXTRA="HealthCheckProgram=$HC
+HealthCheckInterval=5"
+ngt_cluster
+
+state() { sinfo -h -n "$1" -o '%t' 2>/dev/null | head -1; }
+reason() { scontrol show node "$1" 2>/dev/null | sed -n 's/^ *Reason=\(.*\) \[.*\]$/\1/p'; }
+# runs NODE: health check runs of NODE that ended.
+runs() { grep -c "^end $1 " "$LOG" 2>/dev/null; }
+# wait_runs NODE N SECONDS: until NODE has ended N runs.
+wait_runs() {
+    local i
+    for ((i = 0; i < $3 * 10; i++)); do
+        [ "$(runs "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# --- a correct cluster: both nodes stay idle ------------------------------------
+wait_runs ng1 2 40
+ok $? "ng1: two health check runs ended within 40 s ($(runs ng1))"
+wait_runs ng2 2 40
+ok $? "ng2: two health check runs ended within 40 s ($(runs ng2))"
+is "$(state ng1) $(state ng2)" "idle idle" "correct nodes stay IDLE (doctor's WARNs never drain)"
+out=$(SLURMD_NODENAME=ng1 PATH="$NGC_DIR/bin:$PATH" NG_FAKE_SMI_HANG=1 "$NGT_CLI" doctor \
+    --slurm-conf "$NGC_CONF" --timeout 3)
+rc=$?
+is "$rc" 0 "doctor on ng1 by hand: exit 0"
+like "$out" "^OK   slurm.slurmd_gres: slurmd -G and the plugin give the same 8 GPUs the same gres indices$" \
+    "ng1: the real slurmd -G and the plugin agree on the gres order"
+like "$out" "^WARN gpu.nvidia_smi: nvidia-smi -q: did not answer within 3 s \\(killed with its process group\\)" \
+    "ng1: the hung nvidia-smi is a WARN"
+diag "ng1 by hand: $(printf '%s\n' "$out" | tail -1)"
+
+# --- ng2 loses a device file: DRAIN with doctor's reason -------------------------
+rm -f "$NGC_FSROOT/dev/nvidia-ng2"
+want="numaguard doctor: slurm.gres_devices: gres.conf names $NGC_FSROOT/dev/nvidia-ng2 (gres index 0), which does not exist: No such file or directory"
+for ((i = 0; i < 600; i++)); do
+    [ "$(state ng2)" = drain ] && break
+    sleep 0.1
+done
+is "$(state ng2)" drain "ng2 drained within 60 s of losing its device file"
+is "$(reason ng2)" "$want" "ng2's reason is doctor's first FAIL"
+n1=$(runs ng1)
+wait_runs ng1 $((n1 + 2)) 40
+ok $? "ng1: two more health check runs ended after ng2 drained"
+is "$(state ng1)" idle "the correct node ng1 stays IDLE"
+
+# --- bounded: every run ended, none took long -----------------------------------
+starts=$(grep -c '^start ' "$LOG")
+ends=$(grep -c '^end ' "$LOG")
+slow=$(awk '$1 == "end" && $4 > 30' "$LOG" | wc -l)
+max=$(awk '$1 == "end" && $4 > m { m = $4 } END { print m + 0 }' "$LOG")
+ok "$([ $((starts - ends)) -le 2 ] && [ "$ends" -ge 6 ]; echo $?)" \
+    "every health check run ended ($ends of $starts started; at most one per node still running)"
+is "$slow" 0 "no run took more than 30 s (longest ${max} s; nvidia-smi hangs, slurmd -G waits for the file)"
+grep -q "numaguard-healthcheck: draining ng2: $want" "$LOG.err"
+ok $? "the health check logged the drain"
+ngt_done

@@ -1,0 +1,160 @@
+/* numaguard doctor: the node checks its own inputs (ng_doctor_run, lib/doctor/)
+ * and prints one line per check; --json gives every check with its
+ * evidence, --health only the drain reason (the first FAIL) for Slurm's
+ * HealthCheckProgram (tools/numaguard-healthcheck). Exit 0 when nothing
+ * FAILs, 1 when something does, 2 on bad usage. Read-only. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#define USAGE                                                                              \
+    "usage: numaguard doctor [--json | --health] [--slurm-conf FILE] [--gres-conf FILE]\n" \
+    "                        [--plugstack FILE] [--cgroup-conf FILE] [--topology-cache DIR]\n" \
+    "                        [--node NAME] [--timeout SECONDS] [--topology FILE] [--fsroot DIR]"
+
+/* "WARN slurm.cgroup: <finding> | placement: <consequence> | fix: <fix>" */
+static void print_line(const ng_doctor_check *c)
+{
+    printf("%-4s %s: %s", ng_check_status_name(c->status), c->id, c->finding);
+    if (c->status != NG_CHECK_OK)
+        printf(" | placement: %s | fix: %s", c->consequence, c->fix);
+    putchar('\n');
+}
+
+static void print_text(const ng_doctor_report *r)
+{
+    unsigned n_in, count[3] = {0};
+    const ng_doctor_fact *in = ng_doctor_inputs(r, &n_in);
+    printf("numaguard doctor %s:", ng_version_string());
+    for (unsigned i = 0; i < n_in; i++)
+        printf(" %s=%s", in[i].key, in[i].value);
+    putchar('\n');
+    for (unsigned i = 0; i < ng_doctor_count(r); i++) {
+        const ng_doctor_check *c = ng_doctor_check_at(r, i);
+        print_line(c);
+        count[c->status]++;
+    }
+    printf("%u checks: %u OK, %u WARN, %u FAIL\n", ng_doctor_count(r), count[NG_CHECK_OK],
+           count[NG_CHECK_WARN], count[NG_CHECK_FAIL]);
+}
+
+static void facts_json(json_out *j, const char *key, const ng_doctor_fact *f, unsigned n)
+{
+    json_begin_array(j, key);
+    for (unsigned i = 0; i < n; i++) {
+        json_begin_object(j, NULL);
+        json_string(j, "key", f[i].key);
+        json_string(j, "value", f[i].value);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
+static void print_json(const ng_doctor_report *r)
+{
+    json_out j = {.f = stdout};
+    unsigned n_in, count[3] = {0};
+    const ng_doctor_fact *in = ng_doctor_inputs(r, &n_in);
+    json_begin_object(&j, NULL);
+    json_string(&j, "status", ng_check_status_name(ng_doctor_worst(r)));
+    facts_json(&j, "inputs", in, n_in);
+    json_begin_array(&j, "checks");
+    for (unsigned i = 0; i < ng_doctor_count(r); i++) {
+        const ng_doctor_check *c = ng_doctor_check_at(r, i);
+        count[c->status]++;
+        json_begin_object(&j, NULL);
+        json_string(&j, "id", c->id);
+        json_string(&j, "group", c->group);
+        json_string(&j, "status", ng_check_status_name(c->status));
+        json_string(&j, "finding", c->finding);
+        json_string(&j, "consequence", c->consequence);
+        json_string(&j, "fix", c->fix);
+        facts_json(&j, "evidence", c->facts, c->n_facts);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
+    json_begin_object(&j, "summary");
+    json_uint(&j, "checks", ng_doctor_count(r));
+    json_uint(&j, "ok", count[NG_CHECK_OK]);
+    json_uint(&j, "warn", count[NG_CHECK_WARN]);
+    json_uint(&j, "fail", count[NG_CHECK_FAIL]);
+    json_end_object(&j);
+    json_end_object(&j);
+}
+
+/* --health: the drain reason, one line Slurm stores as the node's Reason
+ * (bounded; the report's text is printable ASCII already). */
+static void print_health(const ng_doctor_report *r)
+{
+    for (unsigned i = 0; i < ng_doctor_count(r); i++) {
+        const ng_doctor_check *c = ng_doctor_check_at(r, i);
+        if (c->status == NG_CHECK_FAIL) {
+            printf("numaguard doctor: %s: %.200s\n", c->id, c->finding);
+            return;
+        }
+    }
+}
+
+static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},           {"health", no_argument, NULL, 'H'},
+        {"slurm-conf", required_argument, NULL, 's'}, {"gres-conf", required_argument, NULL, 'g'},
+        {"plugstack", required_argument, NULL, 'p'}, {"cgroup-conf", required_argument, NULL, 'c'},
+        {"topology-cache", required_argument, NULL, 'C'}, {"node", required_argument, NULL, 'n'},
+        {"timeout", required_argument, NULL, 'T'},  {"topology", required_argument, NULL, 't'},
+        {"fsroot", required_argument, NULL, 'r'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int ch;
+    long secs;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'j': *mode = *mode ? -1 : 'j'; break;
+        case 'H': *mode = *mode ? -1 : 'H'; break;
+        case 's': o->slurm_conf = optarg; break;
+        case 'g': o->gres_conf = optarg; break;
+        case 'p': o->plugstack = optarg; break;
+        case 'c': o->cgroup_conf = optarg; break;
+        case 'C': o->cache_dir = optarg; break;
+        case 'n': o->node_name = optarg; break;
+        case 't': o->topology = optarg; break;
+        case 'r': o->fsroot = optarg; break;
+        case 'T':
+            if ((secs = cli_parse_uint(optarg, 600)) < 1)
+                return cli_error(2, "doctor: --timeout: invalid value '%.32s' (whole seconds "
+                                 "1..600)", optarg);
+            o->command_timeout_ms = (unsigned)secs * 1000;
+            break;
+        case 'h': puts(USAGE); return 0;
+        default: return cli_error(2, "doctor: %s", USAGE);
+        }
+    }
+    if (*mode < 0)
+        return cli_error(2, "doctor: --json and --health exclude each other");
+    if (optind < argc)
+        return cli_error(2, "doctor: unexpected argument '%.64s'", argv[optind]);
+    return -1;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    ng_doctor_options o = {0};
+    ng_doctor_report *r = NULL;
+    char err[512];
+    int mode = 0, rc = parse(argc, argv, &o, &mode);
+    if (rc >= 0)
+        return rc;
+    if (ng_doctor_run(&r, &o, err, sizeof err) < 0)
+        return cli_error(1, "doctor: %s", err);
+    if (mode == 'j')
+        print_json(r);
+    else if (mode == 'H')
+        print_health(r);
+    else
+        print_text(r);
+    rc = ng_doctor_worst(r) == NG_CHECK_FAIL ? 1 : 0;
+    ng_doctor_free(r);
+    return rc;
+}
