@@ -427,26 +427,28 @@ static void task_say(const char *fmt, ...)
 }
 
 
-/* The task's real GPUs, from the env Slurm gave this task. */
+/* The task's real GPUs, from the env Slurm gave this task. SLURM_JOB_GPUS
+ * is not read: the job's list is no evidence for a step (task_gpus.c). */
 static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen)
 {
-    static const char *const names[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
-        "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "GPU_DEVICE_ORDINAL"};
-    char vals[6][NG_MAX_ARG + 1];
-    const char *p[6];
-    for (int i = 0; i < 6; i++)
+    static const char *const names[] = {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "GPU_DEVICE_ORDINAL"};
+    char vals[5][NG_MAX_ARG + 1];
+    const char *p[5];
+    for (int i = 0; i < 5; i++)
         p[i] = job_env(sp, names[i], vals[i], sizeof vals[i]);
-    ng_gpu_env env = {p[0], p[1], p[2], p[3], p[4], p[5]};
+    ng_gpu_env env = {p[0], NULL, p[1], p[2], p[3], p[4]};
     *n = 0;
 #ifdef NG_FAULT_INJECTION
-    if ((p[0] || p[1] || p[2] || p[3] || p[4] || p[5]) &&
+    if ((p[0] || p[1] || p[2] || p[3] || p[4]) &&
         ng_fault_gpu_lookup(g_conf.test_fault, err, errlen) < 0)
         return -1;
 #endif
-    /* The rule (cgroup, then the variables) is the library's. */
-    return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env,
-                        g_conf.fsroot[0] ? g_conf.fsroot : NULL, idx, NG_MAX_GPUS, n, err,
-                        errlen);
+    /* The rule (a step without GPUs has none; the devices cgroup; then the
+     * variables) is the library's. */
+    return ng_step_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL,
+                             g_step.n_step_gpus, &env, g_conf.fsroot[0] ? g_conf.fsroot : NULL,
+                             idx, NG_MAX_GPUS, n, err, errlen);
 }
 
 /* Same set of GPU indices (order ignored; both lists have unique entries). */

@@ -1,5 +1,6 @@
-/* A task's environment -> its GPUs as topology indices: SLURM_STEP_GPUS /
- * SLURM_JOB_GPUS through the gres order, CUDA_VISIBLE_DEVICES /
+/* A task's environment -> its GPUs as topology indices: SLURM_STEP_GPUS
+ * through the gres order (never SLURM_JOB_GPUS: the job's list, which every
+ * step of a GPU job keeps, task_gpus.c), CUDA_VISIBLE_DEVICES /
  * ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK as UUIDs (driver.c) or as
  * positions in bus order. The evidence rule and its Slurm sources are in
  * docs/gpu-order.md; the plugin's order of evidence is task_gpus.c's.
@@ -263,10 +264,6 @@ static int resolve_with(const ng_topology *topo, const ng_gres_order *order,
     /* 2. Slurm's global gres indices (per task when bound: Slurm writes
      *    the task's own list into SLURM_STEP_GPUS). */
     const char *gname = "SLURM_STEP_GPUS", *gval = env->slurm_step_gpus;
-    if (value_absent(gval) || !*gval) {
-        gname = "SLURM_JOB_GPUS";
-        gval = env->slurm_job_gpus;
-    }
     if (!value_absent(gval) && *gval) {
         ng_gpu_vendor vendor = node_vendor(topo);
         if (split(gname, gval, tok, &n, err, errlen))

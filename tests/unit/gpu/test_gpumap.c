@@ -292,7 +292,11 @@ static void test_nvidia(void)
     check_env(t, &files, root_nv, &e, "4e,5f", "renumbered CUDA_VISIBLE_DEVICES (ConstrainDevices): "
               "global SLURM_STEP_GPUS=3,1 wins");
     e = ENV(.slurm_job_gpus = "2", .cuda_visible_devices = "0");
-    check_env(t, &files, root_nv, &e, "db", "SLURM_JOB_GPUS when no SLURM_STEP_GPUS");
+    check_env(t, &files, root_nv, &e, "4e", "SLURM_JOB_GPUS is never read: CUDA_VISIBLE_DEVICES "
+              "decides");
+    e = ENV(.slurm_job_gpus = "0,1");
+    check_env(t, &files, root_nv, &e, "", "SLURM_JOB_GPUS alone (a CPU-only step of a GPU job) "
+              "-> no GPU");
     e = ENV(.slurm_step_gpus = "2", .cuda_visible_devices = "2");
     check_env(t, NULL, root_nv, &e, "cb", "no gres order: global index = position in bus order");
     e = ENV(.cuda_visible_devices = "1,0", .rocr_visible_devices = "1,0", .ze_affinity_mask = "1,0");
@@ -314,6 +318,25 @@ static void test_nvidia(void)
     e = ENV(.cuda_visible_devices = NULL);
     check_env(t, &files, root_nv, &e, "", "nothing set -> no GPU");
 
+    /* A step with no GPU on this node (srun --gres=none in a GPU job): its
+     * tasks have none, whatever their variables say; with GPUs the task
+     * rule answers. */
+    {
+        int idx[NG_MAX_GPUS];
+        unsigned n = 99;
+        char err[256] = "";
+        e = ENV(.slurm_step_gpus = "0", .slurm_job_gpus = "0,1", .cuda_visible_devices = "0");
+        ok(ng_step_task_gpus(t, &files, 0, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 0, "ng_step_task_gpus: a step without GPUs -> no GPU for its tasks");
+        n = 99;
+        ok(ng_step_task_gpus(t, &files, 2, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 1 && !strcmp(ng_topology_gpu(t, (unsigned)idx[0])->pci_bus_id, "0000:cb:00.0"),
+           "ng_step_task_gpus: a step with GPUs -> the task rule (SLURM_STEP_GPUS=0 via File=)");
+        e = ENV(.slurm_step_gpus = "7");
+        ok(ng_step_task_gpus(t, &files, 0, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 0, "ng_step_task_gpus: no step GPU -> nothing read, no error");
+    }
+
     /* errors */
     e = ENV(.slurm_step_gpus = "7", .cuda_visible_devices = "0");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=7: unknown GPU index 7",
@@ -321,8 +344,8 @@ static void test_nvidia(void)
     e = ENV(.slurm_step_gpus = "abc");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=abc: 'abc' is not a GPU index",
               "malformed SLURM_STEP_GPUS");
-    e = ENV(.slurm_job_gpus = "1,,2");
-    check_env(t, &files, root_nv, &e, "ERR:SLURM_JOB_GPUS=1,,2: empty entry", "empty entry");
+    e = ENV(.slurm_step_gpus = "1,,2");
+    check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=1,,2: empty entry", "empty entry");
     e = ENV(.slurm_step_gpus = "300");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=300", "index >= NG_MAX_GPUS");
     e = ENV(.cuda_visible_devices = "4");
