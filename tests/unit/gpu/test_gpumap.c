@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char root_nv[512], root_amd[512], root_empty[512], tmpdir[256];
@@ -180,8 +181,44 @@ static void test_shared_conf(void)
                "shared: only other nodes' non-gpu records: no GPUs, no error");
 }
 
+/* Issue 19: three 4,090-byte NodeName= lines (node[0,0,...x674] x 3 then
+ * [9]) before the node's own record cost 113 s per step in slurmstepd;
+ * hostlist matching is linear now: the whole file in under 10 ms. */
+static void test_conf_linear(void)
+{
+    size_t cap = 16384, used = 0;
+    char *text = malloc(cap);
+    if (!ok(text != NULL, "memory for the gres.conf"))
+        return;
+    for (int line = 0; line < 3; line++) {
+        size_t start = used;
+        used += (size_t)snprintf(text + used, cap - used, "NodeName=node");
+        for (int b = 0; b < 3; b++) {
+            text[used++] = '[';
+            for (int i = 0; i < 674; i++)
+                used += (size_t)snprintf(text + used, cap - used, "%s0", i ? "," : "");
+            text[used++] = ']';
+        }
+        used += (size_t)snprintf(text + used, cap - used, "[9] Name=gpu File=/dev/nvidia0");
+        if (line == 0)
+            ok(used - start == 4090, "each NodeName= line is 4,090 bytes");
+        text[used++] = '\n';
+    }
+    snprintf(text + used, cap - used, "NodeName=node0000 Name=gpu File=/dev/nvidia[1-2]\n");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    check_conf(text, "node0000", NULL, "/dev/nvidia1,/dev/nvidia2",
+               "three 4,090-byte NodeName= lines, then node0000's record");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ok(ms < 10.0, "gres.conf with three 4,090-byte NodeName= lines read in %.3f ms (< 10 ms)", ms);
+    tap_diag("issue 19 gres.conf (3 lines + node0000's): %.3f ms", ms);
+    free(text);
+}
+
 static void test_conf(void)
 {
+    test_conf_linear();
     check_conf("# comment\nName=gpu File=/dev/nvidia[0-1] # two\nName=gpu File=/dev/nvidia3\n",
                NULL, NULL, "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3", "two lines, comments");
     check_conf("NodeName=gpu[01-02] Name=gpu Type=a100 File=/dev/nvidia[0-1]\n"
