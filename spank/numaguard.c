@@ -685,7 +685,10 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
             local_label(line, sizeof line, local);
         if (mismatch)
             real_gpus_label(line, sizeof line, gpus, ngpus);
-        task_say("%s\n", line);
+        /* It names presets kept as the task's environment has them. */
+        char shown[4 * sizeof line];
+        ng_text_escape(line, shown, sizeof shown);
+        task_say("%s\n", shown);
     }
     ng_plan_free(own);
     return rc < 0 && g_step.strict ? -1 : 0;
