@@ -240,7 +240,22 @@ static int step_failure(const char *fmt, ...)
     return -1;
 }
 
-/* Read and validate the option values on the node (never trust srun). */
+/* An option value that did not parse can still say "strict": one of its
+ * comma-separated items is exactly that word (--numa-policy=bogus,strict
+ * set through the environment, past srun's check). Such a user asked for
+ * failure over an unplaced task, so the task fails (docs/plugin.md). */
+static int names_strict(const char *text)
+{
+    size_t n = strlen("strict");
+    for (const char *p = text; p && *p; p += strcspn(p, ","), p += *p == ',')
+        if (strncmp(p, "strict", n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Read and validate the option values on the node (never trust srun:
+ * values also arrive through the environment, unchecked). The policy first:
+ * its strict decides what a bad value of another option does. */
 static int node_options(spank_t sp, int *any)
 {
     char *val = NULL, err[512];
@@ -264,22 +279,26 @@ static int node_options(spank_t sp, int *any)
         ptext = g_conf.default_policy;
     if (!have_o && g_conf.have_default_omp)
         otext = g_conf.default_omp;
-    g_step.net.mode = NG_NET_OFF;
-    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
-        return step_failure("invalid --net-affinity on the node: %s", err);
-    /* "off" (given or the admin's default) asks for nothing by itself. */
-    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
-    if (!*any)
-        return 0;
     g_step.strict = g_conf.strict;
     g_step.verbose = g_conf.verbose;
     /* --omp-guard or --net-affinity alone: leave placement to Slurm. */
     if (ng_policy_parse(ptext ? ptext : "none", &g_step.policy, err, sizeof err) < 0) {
+        g_step.strict |= names_strict(ptext);
         return step_failure("invalid --numa-policy on the node: %s", err);
     }
     g_step.strict |= (g_step.policy.mods & NG_MOD_STRICT) != 0;
     g_step.verbose |= (g_step.policy.mods & NG_MOD_VERBOSE) != 0;
     g_step.quiet = (g_step.policy.mods & NG_MOD_QUIET) != 0;
+    g_step.net.mode = NG_NET_OFF;
+    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
+        return step_failure("invalid --net-affinity on the node: %s", err);
+    g_step.omp.mode = NG_OMP_OFF;
+    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0)
+        return step_failure("invalid --omp-guard on the node: %s", err);
+    /* "off" (given or the admin's default) asks for nothing by itself. */
+    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
+    if (!*any)
+        return 0;
     if (g_step.policy.mods & NG_MOD_HELP) {
         return step_failure("--numa-policy=help is not a policy");
     }
@@ -288,10 +307,6 @@ static int node_options(spank_t sp, int *any)
         ng_spank_conf_allowed_text(&g_conf, allowed, sizeof allowed);
         return step_failure("--numa-policy=%s is not allowed on this cluster (allowed: %s)",
                             ng_policy_kind_name(g_step.policy.kind), allowed);
-    }
-    g_step.omp.mode = NG_OMP_OFF;
-    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0) {
-        return step_failure("invalid --omp-guard on the node: %s", err);
     }
     /* The user's own request, not the admin's defaults nor an opt-out:
      * only such users hear of the admin's or the node's problems. */
@@ -620,6 +635,32 @@ static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_p
     return rc;
 }
 
+/* What a failed ng_apply_task left in place, exactly: its syscalls are
+ * all or nothing (a failed memory policy undoes the affinity) and the
+ * variables come last, so a failure there leaves the task placed but its
+ * NUMAGUARD_* and thread variables not all set. */
+static void apply_failure_tail(const ng_apply_result *res, const ng_plan *plan, unsigned id,
+                               char *buf, size_t len)
+{
+    const ng_task_plan *tp = ng_plan_task(plan, id);
+    char cpus[256] = "";
+    if (!res->cpus_applied && !res->mem_applied) {
+        snprintf(buf, len, "task runs as Slurm placed it");
+        return;
+    }
+    if (res->cpus_applied && tp && tp->cpus && ng_list_format(tp->cpus, cpus, sizeof cpus) < 0)
+        snprintf(cpus, sizeof cpus, "(long list)");
+    if (res->cpus_applied && res->mem_applied)
+        snprintf(buf, len, "CPU affinity (cpus %s) and memory policy (%s) set, "
+                 "its environment variables not all", cpus, res->mem_mode_text);
+    else if (res->cpus_applied)
+        snprintf(buf, len, "CPU affinity (cpus %s) set, no memory policy, its environment "
+                 "variables not all", cpus);
+    else
+        snprintf(buf, len, "memory policy (%s) set, CPU affinity left as Slurm set it, its "
+                 "environment variables not all", res->mem_mode_text);
+}
+
 static int apply_in_task(spank_t sp, uint32_t local, int rank)
 {
     char err[512], line[1024];
@@ -673,9 +714,13 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
                                  &res, err, sizeof err);
     if (rc == 0 && (mismatch || kept_cpus) && have_real)
         export_real_gpus(sp, gpus, ngpus);
-    if (rc < 0 && !g_step.quiet)
-        task_say("numaguard: rank %d: %s; %s\n", rank, err,
-                 g_step.strict ? "strict: failing the task" : "task runs as Slurm placed it");
+    if (rc < 0 && !g_step.quiet) {
+        char tail[512] = "";
+        if (res.cpus_applied || res.mem_applied || !g_step.strict)
+            apply_failure_tail(&res, plan, id, tail, sizeof tail);
+        task_say("numaguard: rank %d: %s; %s%s%s\n", rank, err, tail, tail[0] && g_step.strict
+                 ? "; " : "", g_step.strict ? "strict: failing the task" : "");
+    }
     else if (res.warning[0] && !g_step.quiet && !g_step.verbose)
         task_say("numaguard: rank %d: warning: %s\n", rank, res.warning);
     if (rc == 0 && g_step.verbose &&
