@@ -241,9 +241,10 @@ static int step_failure(const char *fmt, ...)
 }
 
 /* An option value that did not parse can still say "strict": one of its
- * comma-separated items is exactly that word (--numa-policy=bogus,strict
- * set through the environment, past srun's check). Such a user asked for
- * failure over an unplaced task, so the task fails (docs/plugin.md). */
+ * comma-separated items is exactly that word (bogus,strict set through
+ * _SLURM_SPANK_OPTION_numaguard_numa_policy, which srun does not check).
+ * Such a user asked for failure over an unplaced task, so the task fails
+ * (docs/plugin.md). */
 static int names_strict(const char *text)
 {
     size_t n = strlen("strict");

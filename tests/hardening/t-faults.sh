@@ -289,9 +289,12 @@ fault "invalid policy that bypassed srun, with strict in it: the tasks fail" non
     "invalid --numa-policy on the node: .*; strict: failing the task" -n 2 true
 is "$(grep -c '^numaguard: ' "$NGT_OUT/f.err")" 1 "invalid policy, strict: said once per node"
 unset _SLURM_SPANK_OPTION_numaguard_numa_policy
+# The documented variable is checked by srun itself: refused, no task.
 export SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy=bogus,strict
-fault "invalid policy through SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy, strict" \
+fault "invalid policy through SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy: srun refuses it" \
     nonzero "numaguard: .*bogus" -n 1 true
+is "$(grep -c '^rank=\|strict: failing' "$NGT_OUT/f.out" "$NGT_OUT/f.err" | awk -F: '{s+=$2} END {print s}')" 0 \
+    "SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy: refused before any task"
 unset SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy
 export _SLURM_SPANK_OPTION_numaguard_omp_guard=bogus
 fault "invalid --omp-guard that bypassed srun, policy local,strict: the tasks fail" nonzero \
