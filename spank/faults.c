@@ -29,12 +29,13 @@ static const char *const fault_names[] = {
     [NG_FAULT_NO_NUMA] = "no_numa",
     [NG_FAULT_GPU_LOOKUP] = "gpu_lookup",
     [NG_FAULT_EXCHANGE_ABSENT] = "exchange_absent",
+    [NG_FAULT_ENV_EXPORT] = "env_export",
 };
 
 int ng_fault_parse(const char *name, ng_fault *out)
 {
     /* "none" is not accepted: an argument that does nothing is a typo. */
-    for (int f = NG_FAULT_NONE + 1; f <= NG_FAULT_EXCHANGE_ABSENT; f++)
+    for (int f = NG_FAULT_NONE + 1; f <= NG_FAULT_ENV_EXPORT; f++)
         if (strcmp(name, fault_names[f]) == 0) {
             *out = (ng_fault)f;
             return 0;
@@ -44,7 +45,7 @@ int ng_fault_parse(const char *name, ng_fault *out)
 
 const char *ng_fault_name(ng_fault fault)
 {
-    return (unsigned)fault <= NG_FAULT_EXCHANGE_ABSENT ? fault_names[fault] : "?";
+    return (unsigned)fault <= NG_FAULT_ENV_EXPORT ? fault_names[fault] : "?";
 }
 
 static long mempolicy_einval(int mode, const unsigned long *mask, unsigned long maxnode)
@@ -97,10 +98,35 @@ static const ngi_sys_ops *fault_ops(ng_fault fault)
     }
 }
 
+/* env_export: the task's variables cannot be set, as when spank_setenv
+ * fails; the other variables go through. */
+static int env_set_refused(void *ctx, const char *name, const char *value)
+{
+    const ng_env_ops *real = ctx;
+    if (strncmp(name, "NUMAGUARD_", 10) == 0)
+        return -1;
+    return real->set(real->ctx, name, value);
+}
+
+static int env_is_set_through(void *ctx, const char *name)
+{
+    const ng_env_ops *real = ctx;
+    return real->is_set ? real->is_set(real->ctx, name) : 0;
+}
+
+static int env_get_through(void *ctx, const char *name, char *buf, size_t len)
+{
+    const ng_env_ops *real = ctx;
+    return real->get ? real->get(real->ctx, name, buf, len) : -1;
+}
+
 int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *plan,
                         unsigned local_id, const ng_policy *pol, unsigned flags,
                         const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
 {
+    ng_env_ops refusing = {env_is_set_through, env_set_refused, (void *)env, env_get_through};
+    if (fault == NG_FAULT_ENV_EXPORT && env)
+        env = &refusing;
     return ngi_apply_task_sys(fault_ops(fault), topo, plan, local_id, pol, flags, env, res, err, errlen);
 }
 

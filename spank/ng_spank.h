@@ -25,7 +25,9 @@ typedef enum ng_fault {
     NG_FAULT_TOPOLOGY_LOAD,      /**< the topology load fails as if hwloc failed */
     NG_FAULT_NO_NUMA,            /**< hwloc reports no NUMA node */
     NG_FAULT_GPU_LOOKUP,         /**< identifying the task's GPUs fails */
-    NG_FAULT_EXCHANGE_ABSENT     /**< the step's last local task never joins the GPU exchange */
+    NG_FAULT_EXCHANGE_ABSENT,    /**< the step's last local task never joins the GPU exchange */
+    NG_FAULT_ENV_EXPORT          /**< setting NUMAGUARD_* in the task env fails (after the
+                                      affinity and memory policy are set) */
 } ng_fault;
 
 /** POINT name -> fault; -1 if unknown. */

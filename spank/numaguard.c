@@ -240,7 +240,23 @@ static int step_failure(const char *fmt, ...)
     return -1;
 }
 
-/* Read and validate the option values on the node (never trust srun). */
+/* An option value that did not parse can still say "strict": one of its
+ * comma-separated items is exactly that word (bogus,strict set through
+ * _SLURM_SPANK_OPTION_numaguard_numa_policy, which srun does not check).
+ * Such a user asked for failure over an unplaced task, so the task fails
+ * (docs/plugin.md). */
+static int names_strict(const char *text)
+{
+    size_t n = strlen("strict");
+    for (const char *p = text; p && *p; p += strcspn(p, ","), p += *p == ',')
+        if (strncmp(p, "strict", n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Read and validate the option values on the node (never trust srun:
+ * values also arrive through the environment, unchecked). The policy first:
+ * its strict decides what a bad value of another option does. */
 static int node_options(spank_t sp, int *any)
 {
     char *val = NULL, err[512];
@@ -264,22 +280,26 @@ static int node_options(spank_t sp, int *any)
         ptext = g_conf.default_policy;
     if (!have_o && g_conf.have_default_omp)
         otext = g_conf.default_omp;
-    g_step.net.mode = NG_NET_OFF;
-    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
-        return step_failure("invalid --net-affinity on the node: %s", err);
-    /* "off" (given or the admin's default) asks for nothing by itself. */
-    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
-    if (!*any)
-        return 0;
     g_step.strict = g_conf.strict;
     g_step.verbose = g_conf.verbose;
     /* --omp-guard or --net-affinity alone: leave placement to Slurm. */
     if (ng_policy_parse(ptext ? ptext : "none", &g_step.policy, err, sizeof err) < 0) {
+        g_step.strict |= names_strict(ptext);
         return step_failure("invalid --numa-policy on the node: %s", err);
     }
     g_step.strict |= (g_step.policy.mods & NG_MOD_STRICT) != 0;
     g_step.verbose |= (g_step.policy.mods & NG_MOD_VERBOSE) != 0;
     g_step.quiet = (g_step.policy.mods & NG_MOD_QUIET) != 0;
+    g_step.net.mode = NG_NET_OFF;
+    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
+        return step_failure("invalid --net-affinity on the node: %s", err);
+    g_step.omp.mode = NG_OMP_OFF;
+    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0)
+        return step_failure("invalid --omp-guard on the node: %s", err);
+    /* "off" (given or the admin's default) asks for nothing by itself. */
+    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
+    if (!*any)
+        return 0;
     if (g_step.policy.mods & NG_MOD_HELP) {
         return step_failure("--numa-policy=help is not a policy");
     }
@@ -288,10 +308,6 @@ static int node_options(spank_t sp, int *any)
         ng_spank_conf_allowed_text(&g_conf, allowed, sizeof allowed);
         return step_failure("--numa-policy=%s is not allowed on this cluster (allowed: %s)",
                             ng_policy_kind_name(g_step.policy.kind), allowed);
-    }
-    g_step.omp.mode = NG_OMP_OFF;
-    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0) {
-        return step_failure("invalid --omp-guard on the node: %s", err);
     }
     /* The user's own request, not the admin's defaults nor an opt-out:
      * only such users hear of the admin's or the node's problems. */
@@ -427,26 +443,28 @@ static void task_say(const char *fmt, ...)
 }
 
 
-/* The task's real GPUs, from the env Slurm gave this task. */
+/* The task's real GPUs, from the env Slurm gave this task. SLURM_JOB_GPUS
+ * is not read: the job's list is no evidence for a step (task_gpus.c). */
 static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen)
 {
-    static const char *const names[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
-        "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "GPU_DEVICE_ORDINAL"};
-    char vals[6][NG_MAX_ARG + 1];
-    const char *p[6];
-    for (int i = 0; i < 6; i++)
+    static const char *const names[] = {"SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "GPU_DEVICE_ORDINAL"};
+    char vals[5][NG_MAX_ARG + 1];
+    const char *p[5];
+    for (int i = 0; i < 5; i++)
         p[i] = job_env(sp, names[i], vals[i], sizeof vals[i]);
-    ng_gpu_env env = {p[0], p[1], p[2], p[3], p[4], p[5]};
+    ng_gpu_env env = {p[0], NULL, p[1], p[2], p[3], p[4]};
     *n = 0;
 #ifdef NG_FAULT_INJECTION
-    if ((p[0] || p[1] || p[2] || p[3] || p[4] || p[5]) &&
+    if ((p[0] || p[1] || p[2] || p[3] || p[4]) &&
         ng_fault_gpu_lookup(g_conf.test_fault, err, errlen) < 0)
         return -1;
 #endif
-    /* The rule (cgroup, then the variables) is the library's. */
-    return ng_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL, &env,
-                        g_conf.fsroot[0] ? g_conf.fsroot : NULL, idx, NG_MAX_GPUS, n, err,
-                        errlen);
+    /* The rule (a step without GPUs has none; the devices cgroup; then the
+     * variables) is the library's. */
+    return ng_step_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL,
+                             g_step.n_step_gpus, &env, g_conf.fsroot[0] ? g_conf.fsroot : NULL,
+                             idx, NG_MAX_GPUS, n, err, errlen);
 }
 
 /* Same set of GPU indices (order ignored; both lists have unique entries). */
@@ -618,6 +636,32 @@ static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_p
     return rc;
 }
 
+/* What a failed ng_apply_task left in place, exactly: its syscalls are
+ * all or nothing (a failed memory policy undoes the affinity) and the
+ * variables come last, so a failure there leaves the task placed but its
+ * NUMAGUARD_* and thread variables not all set. */
+static void apply_failure_tail(const ng_apply_result *res, const ng_plan *plan, unsigned id,
+                               char *buf, size_t len)
+{
+    const ng_task_plan *tp = ng_plan_task(plan, id);
+    char cpus[256] = "";
+    if (!res->cpus_applied && !res->mem_applied) {
+        snprintf(buf, len, "task runs as Slurm placed it");
+        return;
+    }
+    if (res->cpus_applied && tp && tp->cpus && ng_list_format(tp->cpus, cpus, sizeof cpus) < 0)
+        snprintf(cpus, sizeof cpus, "(long list)");
+    if (res->cpus_applied && res->mem_applied)
+        snprintf(buf, len, "CPU affinity (cpus %s) and memory policy (%s) set, "
+                 "its environment variables not all", cpus, res->mem_mode_text);
+    else if (res->cpus_applied)
+        snprintf(buf, len, "CPU affinity (cpus %s) set, no memory policy, its environment "
+                 "variables not all", cpus);
+    else
+        snprintf(buf, len, "memory policy (%s) set, CPU affinity left as Slurm set it, its "
+                 "environment variables not all", res->mem_mode_text);
+}
+
 static int apply_in_task(spank_t sp, uint32_t local, int rank)
 {
     char err[512], line[1024];
@@ -671,9 +715,13 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
                                  &res, err, sizeof err);
     if (rc == 0 && (mismatch || kept_cpus) && have_real)
         export_real_gpus(sp, gpus, ngpus);
-    if (rc < 0 && !g_step.quiet)
-        task_say("numaguard: rank %d: %s; %s\n", rank, err,
-                 g_step.strict ? "strict: failing the task" : "task runs as Slurm placed it");
+    if (rc < 0 && !g_step.quiet) {
+        char tail[512] = "";
+        if (res.cpus_applied || res.mem_applied || !g_step.strict)
+            apply_failure_tail(&res, plan, id, tail, sizeof tail);
+        task_say("numaguard: rank %d: %s; %s%s%s\n", rank, err, tail, tail[0] && g_step.strict
+                 ? "; " : "", g_step.strict ? "strict: failing the task" : "");
+    }
     else if (res.warning[0] && !g_step.quiet && !g_step.verbose)
         task_say("numaguard: rank %d: warning: %s\n", rank, res.warning);
     if (rc == 0 && g_step.verbose &&
@@ -683,7 +731,10 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
             local_label(line, sizeof line, local);
         if (mismatch)
             real_gpus_label(line, sizeof line, gpus, ngpus);
-        task_say("%s\n", line);
+        /* It names presets kept as the task's environment has them. */
+        char shown[4 * sizeof line];
+        ng_text_escape(line, shown, sizeof shown);
+        task_say("%s\n", shown);
     }
     ng_plan_free(own);
     return rc < 0 && g_step.strict ? -1 : 0;

@@ -3,7 +3,8 @@
  *   numaguard check (--pid P ... | --all-mine | --job [ID]) [--threads] [--json]
  *
  * Options and rendering only: reading /proc and the judgement rules are the
- * library's (lib/inspect*.c, ng_inspect). Text output escapes every string
+ * library's (lib/inspect/, ng_inspect); --job asks Slurm (`scontrol
+ * listpids`) only where no cgroup names jobs, and the library reads that. Text output escapes every string
  * that comes from /proc (comm, environ values, the kernel's policy text):
  * a process's owner controls them, and root may be the one reading.
  * Fields and rules: docs/check.md.
@@ -15,6 +16,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char check_usage[] =
@@ -22,7 +24,8 @@ static const char check_usage[] =
     "                       [--map] [--svg FILE|-] [--topology FILE]\n"
     "  --pid P      a process to check (repeat, or a comma list)\n"
     "  --all-mine   every process of the calling user (kernel threads skipped)\n"
-    "  --job [ID]   every process of Slurm job ID (its cgroup or SLURM_JOB_ID);\n"
+    "  --job [ID]   every process of Slurm job ID: in its cgroup, else (no cgroup\n"
+    "               names jobs here) in Slurm's record (scontrol listpids ID);\n"
     "               without ID, the job of SLURM_JOB_ID\n"
     "  --threads    text: one line per thread (default: only threads with their own mask)\n"
     "  --json       one JSON document (schema: docs/check.md)\n"
@@ -33,6 +36,7 @@ typedef struct check_opts {
     common_opts common;
     int all, job, threads;
     const char *job_id;
+    const char *membership;   /* --job: "cgroup" or "scontrol listpids" */
     int *pids;
     unsigned npids;
 } check_opts;
@@ -121,6 +125,8 @@ static void proc_json(json_out *j, const ng_topology *topo, const ng_proc_view *
     json_begin_object(j, NULL);
     json_uint(j, "pid", (unsigned)p->pid);
     json_string(j, "comm", p->comm);
+    json_uint(j, "uid", p->uid);
+    json_string(j, "user", p->user);
     json_list(j, "cpus", p->cpus);
     json_uint(j, "cores", p->cores);
     json_uint(j, "pus", p->pus);
@@ -265,6 +271,10 @@ static void proc_text(const ng_topology *topo, const ng_proc_view *p, int all_th
     ng_list_format(p->cpus, list, sizeof list);
     ng_list_format(p->cpu_nodes, nodes, sizeof nodes);
     printf("pid %d (%s)\n", p->pid, esc(p->comm, e, sizeof e));
+    if (p->user[0])
+        printf("  user     %s (uid %u)\n", esc(p->user, e, sizeof e), p->uid);
+    else
+        printf("  user     uid %u\n", p->uid);
     printf("  cpus     %s  (%u core%s, %u PU%s; numa %s)\n", list, p->cores,
            p->cores == 1 ? "" : "s", p->pus, p->pus == 1 ? "" : "s", *nodes ? nodes : "-");
     printf("  threads  %u, %u runnable\n", p->threads, p->runnable);
@@ -371,15 +381,103 @@ static int parse_args(int argc, char **argv, check_opts *o)
     return cli_draw_check("check", &o->common);
 }
 
+/* Most bytes of `scontrol listpids` read (a line per process: 4096
+ * processes fit). */
+#define RECORD_MAX (512 * 1024)
+
+/* Run `scontrol listpids ID` (Slurm's own record of a job's processes on
+ * this node) into @p buf. 0, or -1 with @p why set. The job id is digits
+ * (checked by the library before); nothing else of the user's is passed. */
+static int slurm_record(const char *job_id, char *buf, size_t len, char *why, size_t wlen)
+{
+    int fd[2];
+    if (pipe(fd) < 0) {
+        snprintf(why, wlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, wlen, "fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execlp("scontrol", "scontrol", "listpids", job_id, (char *)NULL);
+        dprintf(1, "cannot run scontrol: %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t used = 0;
+    for (ssize_t r; used + 1 < len && (r = read(fd[0], buf + used, len - 1 - used)) != 0;) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        used += (size_t)r;
+    }
+    buf[used] = '\0';
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    /* scontrol's own words (first line), escaped: "Job 7 does not exist
+     * on this node", "cannot run scontrol: No such file or directory". */
+    char first[256];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(buf, "\n"), buf);
+    ng_text_escape(first[0] ? first : "failed", why, wlen);
+    return -1;
+}
+
+/* No cgroup names the job here: Slurm's record instead of a guess (never
+ * a process's own SLURM_JOB_ID). Only for the live /proc: a --fsroot tree
+ * has no slurmd to ask. */
+static int list_job_record(check_opts *o)
+{
+    char err[256], why[512];
+    const char *root = o->common.fsroot;
+    fprintf(stderr, "numaguard: check: no cgroup on this node names job %s (proctrack without "
+            "cgroups?): its processes from Slurm's record (scontrol listpids %s)\n",
+            o->job_id, o->job_id);
+    char *rec = malloc(RECORD_MAX);
+    if (!rec)
+        return cli_error(1, "check: out of memory");
+    int rc = root && *root && strcmp(root, "/") != 0 ? -1 : 0;
+    if (rc < 0)
+        snprintf(why, sizeof why, "not asked for the processes under --fsroot %.200s", root);
+    else
+        rc = slurm_record(o->job_id, rec, RECORD_MAX, why, sizeof why);
+    if (rc == 0)
+        rc = ng_inspect_list_job_record(root, o->job_id, rec, (int)getpid(), o->pids,
+                                        NG_INSPECT_MAX_PIDS, &o->npids, err, sizeof err);
+    free(rec);
+    if (rc < 0)
+        return cli_error(1, "check: Slurm's record is unavailable (scontrol listpids %s: %s): "
+                         "cannot tell job %s's processes", o->job_id, why, o->job_id);
+    o->membership = "scontrol listpids";
+    return 0;
+}
+
 /* --job without ID: the job numaguard itself runs in. */
 static int list_job(check_opts *o)
 {
     char err[256];
     if (!o->job_id && !(o->job_id = getenv("SLURM_JOB_ID")))
         return cli_error(2, "check: --job without an ID needs SLURM_JOB_ID (give --job ID)");
-    if (ng_inspect_list_job(o->common.fsroot, o->job_id, (int)getpid(), o->pids,
-                            NG_INSPECT_MAX_PIDS, &o->npids, err, sizeof err) < 0)
+    int rc = ng_inspect_list_job(o->common.fsroot, o->job_id, (int)getpid(), o->pids,
+                                 NG_INSPECT_MAX_PIDS, &o->npids, err, sizeof err);
+    if (rc < 0)
         return cli_error(2, "check: --job: %s", err);
+    o->membership = "cgroup";
+    if (rc == NG_INSPECT_NO_JOB_CGROUPS && (rc = list_job_record(o)) != 0)
+        return rc;
     if (!o->npids)
         return cli_error(1, "check: no process of job %s here", o->job_id);
     return 0;
@@ -407,6 +505,11 @@ static int render(const ng_topology *topo, const ng_inspection *ins, const check
     int rc = 0;
     if (o->common.json) {
         json_begin_object(&j, NULL);
+        /* --job: which job, and who said which processes are its. */
+        if (o->job) {
+            json_string(&j, "job", o->job_id);
+            json_string(&j, "membership", o->membership);
+        }
         json_begin_array(&j, "processes");
     }
     for (unsigned i = 0; i < ng_inspection_proc_count(ins); i++) {

@@ -356,10 +356,12 @@ static void warn(const exec_state *s, const char *text)
  * its label gets the real local rank back. */
 static void verbose_line(const exec_state *s)
 {
-    char line[2048];
-    if (ng_task_describe(s->topo, s->plan, s->plan_rank, s->lr.global_rank, &s->res, line,
-                         sizeof line) < 0)
+    char raw[2048], line[4 * 2048];
+    if (ng_task_describe(s->topo, s->plan, s->plan_rank, s->lr.global_rank, &s->res, raw,
+                         sizeof raw) < 0)
         return;
+    /* It names presets kept as the environment has them: escaped. */
+    ng_text_escape(raw, line, sizeof line);
     const char *rest = strstr(line, "): ");
     if (!s->prebound || !(rest = rest ? rest + 1 : strchr(line + 11, ':'))) {
         fprintf(stderr, "%s\n", line);

@@ -63,6 +63,13 @@ static void fill(const exec_state *s, const ng_task_plan *tp, explain *x)
     cpus_why(s, tp, x->cpus_why, sizeof x->cpus_why);
 }
 
+/* A string from the environment, made safe for a terminal. */
+static const char *esc(const char *s, char *buf, size_t len)
+{
+    ng_text_escape(s, buf, len);
+    return buf;
+}
+
 static void text_line(const char *key, const char *value)
 {
     printf("%-10s %s\n", key, value && value[0] ? value : "none");
@@ -124,15 +131,17 @@ static void explain_text(const exec_state *s, const explain *x, const char *cons
         snprintf(buf, sizeof buf, "%s", s->omp.mode == NG_OMP_OFF ? "not capped (no --omp-guard)"
                                                                  : "none exported");
     text_line("threads", buf);
+    /* Presets kept are the environment's bytes: escaped (library messages
+     * already are). */
     if (s->res.kept[0])
-        text_line("kept", s->res.kept);
+        text_line("kept", esc(s->res.kept, buf, sizeof buf));
     const ng_task_plan *tp = ng_plan_task(s->plan, s->plan_rank);
     if (s->net.mode != NG_NET_OFF) {
         ng_nic_list_format(s->topo, tp->nics, tp->n_nics, buf, sizeof buf);
         text_line("nics", buf[0] ? buf : "none (no NIC the rules allow on this node)");
     }
     if (s->res.net_kept[0])
-        text_line("kept", s->res.net_kept);
+        text_line("kept", esc(s->res.net_kept, buf, sizeof buf));
     why_text(s, tp);
     for (unsigned i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "%s=%s", names[i], values[i]);

@@ -1,6 +1,7 @@
 /* What a process's cgroups say, read under fsroot like the rest of the
- * library: its Slurm job (a job_<id> path component: cgroup v1
- * .../slurm/uid_U/job_ID/... or v2 .../job_ID/...), the CPUs its cpuset
+ * library: its Slurm job (the job_<id> level of Slurm's own layout: cgroup
+ * v1 /slurm[_NODE]/uid_U/job_ID/..., v2 [/system.slice]/[NODE_]slurmstepd.scope/
+ * job_ID/...), the CPUs its cpuset
  * cgroup allows (the job's or step's CPUs under Slurm's task/cgroup), and
  * its cgroup v2 CPU quota (cpu.max). One parser of /proc/PID/cgroup serves
  * all three: `check` (lib/inspect/) and --omp-guard (lib/task/task_env.c). */
@@ -12,27 +13,117 @@
 #define CGROUP_MAX (16 * 1024)
 #define CGROUP_MOUNT "/sys/fs/cgroup"
 
-/* "job_<digits>" as a whole component of a cgroup path; copies the id. */
-static int job_in_path(const char *path, char *id, size_t len)
+/* Component @p k (0 = first) of cgroup path @p path ("/a/b/c"): its start
+ * and length; -1 when the path has fewer. */
+static int component(const char *path, unsigned k, const char **start, size_t *len)
 {
-    for (const char *c = strstr(path, "/job_"); c; c = strstr(c + 1, "/job_")) {
-        const char *d = c + 5;
-        size_t n = strspn(d, "0123456789");
-        if (n && n < len && n <= 20 && (d[n] == '/' || d[n] == '\n' || d[n] == '\0')) {
-            memcpy(id, d, n);
-            id[n] = '\0';
-            return 0;
+    const char *c = path;
+    for (unsigned i = 0;; i++) {
+        if (*c != '/')
+            return -1;
+        c++;
+        size_t n = strcspn(c, "/");
+        if (i == k) {
+            *start = c;
+            *len = n;
+            return n ? 0 : -1;
         }
+        c += n;
     }
-    return -1;
+}
+
+static int is(const char *c, size_t n, const char *word)
+{
+    return n == strlen(word) && strncmp(c, word, n) == 0;
+}
+
+static int has_prefix(const char *c, size_t n, const char *pfx)
+{
+    return n >= strlen(pfx) && strncmp(c, pfx, strlen(pfx)) == 0;
+}
+
+static int has_suffix(const char *c, size_t n, const char *sfx)
+{
+    size_t k = strlen(sfx);
+    return n >= k && strncmp(c + n - k, sfx, k) == 0;
+}
+
+/* "<pfx><1-20 digits>" exactly; copies the digits into @p id. */
+static int numbered(const char *c, size_t n, const char *pfx, char *id, size_t idlen)
+{
+    size_t p = strlen(pfx), d = n > p ? n - p : 0;
+    if (!has_prefix(c, n, pfx) || !d || d > 20 || d >= idlen || strspn(c + p, "0123456789") < d)
+        return -1;
+    memcpy(id, c + p, d);
+    id[d] = '\0';
+    return 0;
+}
+
+/* The job of one cgroup line's path, only where Slurm itself puts a job:
+ * v1 (task/cgroup, proctrack/cgroup, in each controller's hierarchy)
+ * /slurm[_NODE]/uid_U/job_ID/..., v2 [/system.slice]/[NODE_]slurmstepd.scope/
+ * job_ID/.... Those top levels are root's; below job_ID the job's user may
+ * create cgroups (named job_OTHER too), so only that position counts, and
+ * a path with ".." (a cgroup outside the reader's namespace) none. */
+static int job_of_path(const char *path, int v2, char *id, size_t len)
+{
+    const char *c;
+    size_t n;
+    if (strstr(path, "/..") || component(path, 0, &c, &n) < 0)
+        return -1;
+    if (!v2) {
+        const char *u;
+        size_t un;
+        char uid[24];
+        if (!is(c, n, "slurm") && !has_prefix(c, n, "slurm_"))
+            return -1;
+        if (component(path, 1, &u, &un) < 0 || numbered(u, un, "uid_", uid, sizeof uid) < 0 ||
+            component(path, 2, &c, &n) < 0)
+            return -1;
+        return numbered(c, n, "job_", id, len);
+    }
+    unsigned k = is(c, n, "system.slice") ? 1 : 0;
+    if (k && component(path, 1, &c, &n) < 0)
+        return -1;
+    if (!has_suffix(c, n, "slurmstepd.scope") || component(path, k + 1, &c, &n) < 0)
+        return -1;
+    return numbered(c, n, "job_", id, len);
+}
+
+/* Which line names the job when several do: the v2 line, then v1
+ * freezer (proctrack/cgroup), cpuset (task/cgroup), then any other. */
+static int line_rank(const char *ctrls)
+{
+    if (!*ctrls)
+        return 0;
+    if (strstr(ctrls, "freezer"))
+        return 1;
+    if (strstr(ctrls, "cpuset"))
+        return 2;
+    return 3;
 }
 
 int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len)
 {
-    char buf[CGROUP_MAX];
+    char buf[CGROUP_MAX], *save = NULL, best[24];
+    int best_rank = 99;
     if (ngi_read_pid_file(fsroot, pid, "cgroup", buf, sizeof buf) < 0)
         return -1;
-    return job_in_path(buf, id, len);
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, got[24];
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        int rank = line_rank(c1 + 1);
+        if (rank < best_rank && job_of_path(c2 + 1, rank == 0, got, sizeof got) == 0) {
+            best_rank = rank;
+            memcpy(best, got, sizeof got);
+        }
+    }
+    if (best_rank == 99 || strlen(best) >= len)
+        return -1;
+    memcpy(id, best, strlen(best) + 1);
+    return 0;
 }
 
 /* 1 if the comma list @p ctrls names controller @p name. */

@@ -143,17 +143,20 @@ int ngi_device_file_busid(const char *fsroot, const char *device_file,
         return ngi_fail(err, errlen, "no device file given");
     if (strnlen(device_file, PATH_MAX) >= PATH_MAX)
         return ngi_fail(err, errlen, "device file name too long");
+    /* The name comes from gres.conf (a file): shown escaped. */
+    char shown[1024];
+    ngi_escape_bytes(device_file, strlen(device_file), shown, sizeof shown, NGI_ESC_BACKSLASH);
     if (stat(device_file, &st) != 0)
-        return ngi_fail(err, errlen, "%s: %s", device_file, strerror(errno));
+        return ngi_fail(err, errlen, "%s: %s", shown, strerror(errno));
     if (!S_ISCHR(st.st_mode))
-        return ngi_fail(err, errlen, "%s is not a character device", device_file);
+        return ngi_fail(err, errlen, "%s is not a character device", shown);
     unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
     if (maj == NV_MAJOR) {
         nv_proc_gpu g[NG_MAX_GPUS];
         unsigned n = 0;
         if (min >= 255)
             return ngi_fail(err, errlen, "%s is the NVIDIA control device (195:%u), not a GPU",
-                           device_file, min);
+                           shown, min);
         if (!nv_proc_scan(fsroot, g, NG_MAX_GPUS, &n))
             for (unsigned i = 0; i < n; i++)
                 if (g[i].minor == (int)min)
@@ -164,13 +167,13 @@ int ngi_device_file_busid(const char *fsroot, const char *device_file,
         return ngi_fail(err, errlen,
                        "%s (195:%u): no NVIDIA GPU with Device Minor %u in "
                        "%s/proc/driver/nvidia/gpus/*/information%s",
-                       device_file, min, min, is_live_root(fsroot) ? "" : fsroot,
+                       shown, min, min, is_live_root(fsroot) ? "" : fsroot,
                        is_live_root(fsroot) ? " nor in NVML" : "");
     }
     if (!char_dev_bus(fsroot, maj, min, busid))
         return 0;
     return ngi_fail(err, errlen, "%s (%u:%u): no PCI device behind %s/sys/dev/char/%u:%u/device",
-                   device_file, maj, min, is_live_root(fsroot) ? "" : fsroot, maj, min);
+                   shown, maj, min, is_live_root(fsroot) ? "" : fsroot, maj, min);
 }
 
 typedef struct drm_gpu {
@@ -300,8 +303,10 @@ static int nv_proc_uuid_bus(const char *fsroot, const char *uuid, char bus[NG_BU
 int ngi_nv_uuid_bus(const char *fsroot, const char *var, const char *tok,
                        char bus[NG_BUSID_LEN], char *err, size_t errlen)
 {
-    char parent[NGI_UUID_MAX];
+    char parent[NGI_UUID_MAX], t[NGI_SHOW_MAX * 4 + 8];
     int no_nvml = 0;
+    /* The token is the task's environment: shown escaped. */
+    ngi_show_bytes(tok, strlen(tok), t, sizeof t);
     if (!strncasecmp(tok, "MIG-GPU-", 8)) {
         /* Old MIG form (drivers < 470.42.01): the parent GPU UUID is inside. */
         size_t n = strcspn(tok + 4, "/");
@@ -310,34 +315,34 @@ int ngi_nv_uuid_bus(const char *fsroot, const char *var, const char *tok,
         if (n >= sizeof(parent) || tok[4 + n] != '/' ||
             sscanf(tok + 4 + n, "/%u/%u%c", &gi, &ci, &tail) != 2)
             return ngi_fail(err, errlen, "%s: malformed MIG UUID '%s' (want MIG-GPU-<uuid>/<gi>/<ci>)",
-                           var, tok);
+                           var, t);
         memcpy(parent, tok + 4, n);
         parent[n] = '\0';
         if (uuid_body_ok(parent + 4, 64) < 0)
-            return ngi_fail(err, errlen, "%s: malformed MIG UUID '%s'", var, tok);
+            return ngi_fail(err, errlen, "%s: malformed MIG UUID '%s'", var, t);
         int rc = nv_proc_uuid_bus(fsroot, parent, bus);
         if (rc == 0 || (rc > 0 && !ngi_nvml_uuid_bus(parent, bus, &no_nvml)))
             return 0;
-        return ngi_fail(err, errlen, "%s: MIG device '%s': parent GPU %s not found", var, tok,
+        return ngi_fail(err, errlen, "%s: MIG device '%s': parent GPU %s not found", var, t,
                        parent);
     }
     const char *body = tok + 4;
     if (uuid_body_ok(body, 64) < 0)
-        return ngi_fail(err, errlen, "%s: malformed UUID '%s'", var, tok);
+        return ngi_fail(err, errlen, "%s: malformed UUID '%s'", var, t);
     if (!strncasecmp(tok, "GPU-", 4)) {
         int rc = nv_proc_uuid_bus(fsroot, tok, bus);
         if (rc == 0)
             return 0;
         if (rc < 0)
-            return ngi_fail(err, errlen, "%s: UUID prefix '%s' matches several GPUs", var, tok);
+            return ngi_fail(err, errlen, "%s: UUID prefix '%s' matches several GPUs", var, t);
     }
     /* New MIG form MIG-<uuid> (and GPU UUIDs /proc lacks): NVML only. */
     if (!ngi_nvml_uuid_bus(tok, bus, &no_nvml))
         return 0;
     if (no_nvml)
         return ngi_fail(err, errlen, "%s: cannot identify '%s': not in /proc/driver/nvidia and "
-                       "NVML (libnvidia-ml.so.1) is not available", var, tok);
-    return ngi_fail(err, errlen, "%s: no GPU with UUID '%s'", var, tok);
+                       "NVML (libnvidia-ml.so.1) is not available", var, t);
+    return ngi_fail(err, errlen, "%s: no GPU with UUID '%s'", var, t);
 }
 
 /* AMD "GPU-<hex unique id>" (ROCR_VISIBLE_DEVICES) -> bus id via the
@@ -346,10 +351,11 @@ int ngi_amd_uuid_bus(const char *fsroot, const char *var, const char *tok,
                         char bus[NG_BUSID_LEN], char *err, size_t errlen)
 {
     const char *body = tok + 4;
-    char *end;
+    char *end, t[NGI_SHOW_MAX * 4 + 8];
+    ngi_show_bytes(tok, strlen(tok), t, sizeof t);   /* the task's environment */
     if (strlen(body) > 16 || uuid_body_ok(body, 16) < 0 || strchr(body, '-'))
         return ngi_fail(err, errlen, "%s: malformed AMD UUID '%s' (want GPU-<16 hex digits>)", var,
-                       tok);
+                       t);
     unsigned long long want = strtoull(body, &end, 16);
     char dir[PATH_MAX];
     if (ngi_path(dir, sizeof(dir), fsroot, "/sys/class/drm"))

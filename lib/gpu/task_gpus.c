@@ -76,10 +76,22 @@ int ngi_task_gpus_from_cgroup(const ng_topology *topo, const ng_gres_order *orde
 
 /* ---------- the rule ---------- */
 
+/* Only step-level evidence names a step's GPUs: SLURM_JOB_GPUS is the
+ * job's list, and Slurm keeps it in every step of a GPU job, also in one
+ * that has no GPU (srun --gres=none or --gpus=0 inside sbatch --gres=gpu:2:
+ * SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES unset there, measured on 22.05
+ * by t-slurm-gpus.sh and t-slurm-cgroup.sh). */
+static ng_gpu_env step_evidence(const ng_gpu_env *e)
+{
+    ng_gpu_env s = *e;
+    s.slurm_job_gpus = NULL;
+    return s;
+}
+
 static int env_empty(const ng_gpu_env *e)
 {
-    return !e || (!e->slurm_step_gpus && !e->slurm_job_gpus && !e->cuda_visible_devices &&
-                  !e->rocr_visible_devices && !e->ze_affinity_mask && !e->gpu_device_ordinal);
+    return !e->slurm_step_gpus && !e->cuda_visible_devices && !e->rocr_visible_devices &&
+           !e->ze_affinity_mask && !e->gpu_device_ordinal;
 }
 
 int ng_task_gpus(const ng_topology *topo, const ng_gres_order *order,
@@ -88,15 +100,31 @@ int ng_task_gpus(const ng_topology *topo, const ng_gres_order *order,
                  char *err, size_t errlen)
 {
     *n_out = 0;
-    if (env_empty(env))
+    if (!env)
         return 0;
-    /* ConstrainDevices: the devices cgroup names the task's GPUs; Slurm's
-     * variables are then renumbered from 0 (t-slurm-cgroup.sh). */
+    ng_gpu_env step = step_evidence(env);
+    if (env_empty(&step))
+        return 0;
+    /* ConstrainDevices: the devices cgroup names the task's GPUs (one that
+     * denies every GPU: none); Slurm's variables are then renumbered from 0
+     * (t-slurm-cgroup.sh). */
     int cg = order ? ngi_task_gpus_from_cgroup(topo, order, fsroot, out_idx, max, n_out,
                                                err, errlen) : 0;
     if (cg != 0)
         return cg < 0 ? -1 : 0;
-    return ngi_gpus_from_env(topo, order, env, fsroot, out_idx, max, n_out, err, errlen);
+    return ngi_gpus_from_env(topo, order, &step, fsroot, out_idx, max, n_out, err, errlen);
+}
+
+int ng_step_task_gpus(const ng_topology *topo, const ng_gres_order *order,
+                      unsigned n_step_gpus, const ng_gpu_env *env, const char *fsroot,
+                      int *out_idx, unsigned max, unsigned *n_out, char *err, size_t errlen)
+{
+    *n_out = 0;
+    /* A step without a GPU on this node is CPU-only, whatever its tasks'
+     * environment still holds from the job. */
+    if (n_step_gpus == 0)
+        return 0;
+    return ng_task_gpus(topo, order, env, fsroot, out_idx, max, n_out, err, errlen);
 }
 
 /* One lookup per index keeps SLURM_STEP_GPUS's order (the environment's

@@ -1,9 +1,11 @@
-/* A task's environment -> its GPUs as topology indices: SLURM_STEP_GPUS /
- * SLURM_JOB_GPUS through the gres order, CUDA_VISIBLE_DEVICES /
+/* A task's environment -> its GPUs as topology indices: SLURM_STEP_GPUS
+ * through the gres order (never SLURM_JOB_GPUS: the job's list, which every
+ * step of a GPU job keeps, task_gpus.c), CUDA_VISIBLE_DEVICES /
  * ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK as UUIDs (driver.c) or as
  * positions in bus order. The evidence rule and its Slurm sources are in
  * docs/gpu-order.md; the plugin's order of evidence is task_gpus.c's.
- * Environment values are data: parsed as indices or UUIDs, never a path. */
+ * Environment values are data: parsed as indices or UUIDs, never a path,
+ * and shown escaped in messages (show()). */
 #include "private/gpu.h"
 
 #include <ctype.h>
@@ -11,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* A value or token of the environment as messages show it: escaped (no
+ * control byte reaches a terminal or slurmd's log), at most NGI_SHOW_MAX
+ * bytes then "...". */
+typedef struct shown {
+    char text[NGI_SHOW_MAX * 4 + 8];
+} shown;
+
+static const char *show(const char *s, shown *b)
+{
+    ngi_show_bytes(s, strlen(s), b->text, sizeof b->text);
+    return b->text;
+}
 
 typedef struct result {
     int idx[NG_MAX_GPUS];
@@ -30,9 +45,10 @@ static int add_bus(const ng_topology *topo, result *r, const char *var, const ch
                    const char *what, const char *bus, char *err, size_t errlen)
 {
     int i = ng_topology_gpu_by_busid(topo, bus);
+    shown a, b;
     if (i < 0)
         return ngi_fail(err, errlen, "%s=%s: %s is GPU %s, which the topology does not have",
-                       var, val, what, bus);
+                       var, show(val, &a), show(what, &b), bus);
     result_add(r, i);
     return 0;
 }
@@ -46,13 +62,15 @@ static int split(const char *var, const char *val, char tok[][NGI_UUID_MAX], uns
     if (len > NG_MAX_ARG)
         return ngi_fail(err, errlen, "%s is longer than %d bytes", var, NG_MAX_ARG);
     const char *p = val;
+    shown a;
     for (;;) {
         size_t k = strcspn(p, ",");
         if (k == 0 || k >= NGI_UUID_MAX)
-            return ngi_fail(err, errlen, "%s=%s: %s", var, val,
+            return ngi_fail(err, errlen, "%s=%s: %s", var, show(val, &a),
                            k ? "an entry is too long" : "empty entry");
         if (*n >= NG_MAX_GPUS)
-            return ngi_fail(err, errlen, "%s=%s: more than %d entries", var, val, NG_MAX_GPUS);
+            return ngi_fail(err, errlen, "%s=%s: more than %d entries", var, show(val, &a),
+                           NG_MAX_GPUS);
         memcpy(tok[*n], p, k);
         tok[(*n)++][k] = '\0';
         if (!p[k])
@@ -134,9 +152,10 @@ static int from_uuids(const ng_topology *topo, const char *fsroot, const vendor_
 {
     for (unsigned i = 0; i < n; i++) {
         char bus[NG_BUSID_LEN];
+        shown a, b;
         if (!is_uuid_token(tok[i]))
-            return ngi_fail(err, errlen, "%s=%s: '%s' mixes an index with UUIDs", v->name, v->val,
-                           tok[i]);
+            return ngi_fail(err, errlen, "%s=%s: '%s' mixes an index with UUIDs", v->name,
+                           show(v->val, &a), show(tok[i], &b));
         int rc = v->vendor == NG_VENDOR_AMD
                      ? ngi_amd_uuid_bus(fsroot, v->name, tok[i], bus, err, errlen)
                      : ngi_nv_uuid_bus(fsroot, v->name, tok[i], bus, err, errlen);
@@ -152,26 +171,28 @@ static int from_gres(const ng_topology *topo, const ng_gres_order *order, const 
                      const char *var, const char *val, ng_gpu_vendor vendor,
                      char tok[][NGI_UUID_MAX], unsigned n, result *r, char *err, size_t errlen)
 {
+    shown a, b;
     for (unsigned i = 0; i < n; i++) {
         unsigned gi;
         if (parse_index(tok[i], 0, &gi))
-            return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index (0-%d)", var, val,
-                           tok[i], NG_MAX_GPUS - 1);
+            return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index (0-%d)", var,
+                           show(val, &a), show(tok[i], &b), NG_MAX_GPUS - 1);
         if (order && order->count) {
             char bus[NG_BUSID_LEN], e2[256];
             if (gi >= order->count)
                 return ngi_fail(err, errlen,
                                "%s=%s: unknown GPU index %u (the node's gres list has %u)", var,
-                               val, gi, order->count);
+                               show(val, &a), gi, order->count);
             if (ngi_device_file_busid(fsroot, order->device_files[gi], bus, e2, sizeof(e2)))
-                return ngi_fail(err, errlen, "%s=%s: GPU index %u: %s", var, val, gi, e2);
+                return ngi_fail(err, errlen, "%s=%s: GPU index %u: %s", var, show(val, &a), gi,
+                               e2);
             if (add_bus(topo, r, var, val, order->device_files[gi], bus, err, errlen))
                 return -1;
         } else {
             int t = nth_gpu(topo, vendor, gi);
             if (t < 0)
                 return ngi_fail(err, errlen, "%s=%s: unknown GPU index %u (the topology has %u %s GPU%s)",
-                               var, val, gi, vendor_count(topo, vendor),
+                               var, show(val, &a), gi, vendor_count(topo, vendor),
                                vendor == NG_VENDOR_UNKNOWN ? "" : ng_gpu_vendor_name(vendor),
                                vendor_count(topo, vendor) == 1 ? "" : "s");
             result_add(r, t);
@@ -184,18 +205,19 @@ static int from_gres(const ng_topology *topo, const ng_gres_order *order, const 
 static int from_positions(const ng_topology *topo, const vendor_var *v, char tok[][NGI_UUID_MAX],
                           unsigned n, result *r, char *err, size_t errlen)
 {
+    shown a, b;
     for (unsigned i = 0; i < n; i++) {
         unsigned k;
         /* CUDA stops at the first invalid index: "-1" hides everything after. */
         if (tok[i][0] == '-' && v->vendor == NG_VENDOR_NVIDIA && parse_index(tok[i] + 1, 0, &k) == 0)
             return 0;
         if (parse_index(tok[i], v->allow_sub, &k))
-            return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index%s", v->name, v->val,
-                           tok[i], v->allow_sub ? " (N or N.M)" : "");
+            return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index%s", v->name,
+                           show(v->val, &a), show(tok[i], &b), v->allow_sub ? " (N or N.M)" : "");
         int t = nth_gpu(topo, v->vendor, k);
         if (t < 0)
             return ngi_fail(err, errlen, "%s=%s: unknown GPU index %u (the topology has %u %s GPU%s)",
-                           v->name, v->val, k, vendor_count(topo, v->vendor),
+                           v->name, show(v->val, &a), k, vendor_count(topo, v->vendor),
                            ng_gpu_vendor_name(v->vendor), vendor_count(topo, v->vendor) == 1 ? "" : "s");
         result_add(r, t);
     }
@@ -263,10 +285,6 @@ static int resolve_with(const ng_topology *topo, const ng_gres_order *order,
     /* 2. Slurm's global gres indices (per task when bound: Slurm writes
      *    the task's own list into SLURM_STEP_GPUS). */
     const char *gname = "SLURM_STEP_GPUS", *gval = env->slurm_step_gpus;
-    if (value_absent(gval) || !*gval) {
-        gname = "SLURM_JOB_GPUS";
-        gval = env->slurm_job_gpus;
-    }
     if (!value_absent(gval) && *gval) {
         ng_gpu_vendor vendor = node_vendor(topo);
         if (split(gname, gval, tok, &n, err, errlen))
@@ -289,9 +307,10 @@ static int resolve_with(const ng_topology *topo, const ng_gres_order *order,
             return -1;
         return from_positions(topo, v, tok, n, r, err, errlen);
     }
+    shown a;
     if (first_set && *first_set->val)
         return ngi_fail(err, errlen, "%s=%s: the topology has no %s GPU", first_set->name,
-                       first_set->val, ng_gpu_vendor_name(first_set->vendor));
+                       show(first_set->val, &a), ng_gpu_vendor_name(first_set->vendor));
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* A process's environment block (/proc/PID/environ, bounded): the values
- * `check` reads from it (the Slurm job, the thread caps; the GPUs and the
- * launcher rank are proc_gpus.c's). Values are raw bytes: escaped when
+ * `check` reads from it (the thread caps; the GPUs and the launcher rank
+ * are proc_gpus.c's; never the Slurm job, which is the kernel's to say). Values are raw bytes: escaped when
  * shown. */
 #include "private/inspect.h"
 
@@ -25,17 +25,6 @@ const char *ngi_env_block_get(const char *blk, size_t len, const char *name)
         i += el + 1;
     }
     return NULL;
-}
-
-/* The job id of SLURM_JOB_ID when it is 1-20 digits. */
-int ngi_environ_job(const char *blk, size_t len, char *id, size_t idlen)
-{
-    const char *v = ngi_env_block_get(blk, len, "SLURM_JOB_ID");
-    size_t n = v ? strspn(v, "0123456789") : 0;
-    if (!n || v[n] || n > 20 || n >= idlen)
-        return -1;
-    memcpy(id, v, n + 1);
-    return 0;
 }
 
 /* Read environ into a fresh block (NUL-terminated); NULL when unreadable. */

@@ -20,8 +20,10 @@ static void read_environment(const ng_topology *topo, const char *fsroot, ngi_pr
 {
     size_t len = 0;
     char *blk = ngi_environ_read(fsroot, p->v.pid, &len);
-    if (ngi_cgroup_job(fsroot, p->v.pid, p->v.job_id, sizeof p->v.job_id) < 0 && blk)
-        ngi_environ_job(blk, len, p->v.job_id, sizeof p->v.job_id);
+    /* The job its cgroup names; its environment's SLURM_JOB_ID is its own
+     * claim, not membership (ng_inspect_list_job). */
+    if (ngi_cgroup_job(fsroot, p->v.pid, p->v.job_id, sizeof p->v.job_id) < 0)
+        p->v.job_id[0] = '\0';
     if (!blk) {
         ngi_strlcpy(p->v.gpu_source, "environ unreadable", sizeof p->v.gpu_source);
         return;
@@ -43,6 +45,7 @@ static void inspect_one(const ng_topology *topo, const char *fsroot, ngi_proc *p
         return;
     }
     ngi_proc_read_comm(fsroot, p);
+    ngi_proc_owner(fsroot, p->v.pid, &p->v.uid, p->v.user, sizeof p->v.user);
     ngi_proc_read_threads(fsroot, p);
     ngi_proc_count_cores(topo, fsroot, p);
     ngi_proc_read_numa_maps(fsroot, p);

@@ -1,11 +1,17 @@
 /* Which processes to inspect: a user's (/proc/PID owned by them) or a
- * Slurm job's (its cgroup, else SLURM_JOB_ID in its environment). */
+ * Slurm job's. A job's processes are what the kernel says, never what a
+ * process says about itself: its cgroup in Slurm's own layout
+ * (ngi_cgroup_job), or, where no cgroup names jobs (proctrack/linuxproc or
+ * pgid without task/cgroup) or none names the job, Slurm's own record (`scontrol listpids`,
+ * parsed here; the CLI runs it). SLURM_JOB_ID in a process's environment
+ * is anybody's to set and is never read. Also each process's owner. */
 #include "private/inspect.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,38 +67,124 @@ int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
     return list_pids(fsroot, skip_pid, owned_by, &uid, pids, max, n);
 }
 
-/* In the job: its cgroup names job_ID, or (cgroup elsewhere, e.g. a
- * process started by hand with the job's variables) SLURM_JOB_ID=ID.
- * slurmstepd sits in the job's cgroup too but is Slurm, not the job. */
+/* ---------------- owners ---------------- */
+
+int ngi_proc_owner(const char *fsroot, int pid, unsigned *uid, char *user, size_t len)
+{
+    char buf[4096];
+    user[0] = '\0';
+    if (ngi_read_pid_file(fsroot, pid, "status", buf, sizeof buf) < 0)
+        return -1;
+    /* "Uid:\treal\teffective\tsaved\tfs": the real uid, who started it
+     * (the effective one of a setuid program is the program's owner). */
+    const char *u = strstr(buf, "\nUid:");
+    unsigned long v;
+    char *end;
+    if (!u || (v = strtoul(u + 5, &end, 10), end == u + 5) || v > 0xfffffffful)
+        return -1;
+    *uid = (unsigned)v;
+    struct passwd pw, *res = NULL;
+    char pwbuf[2048];
+    if (getpwuid_r((uid_t)v, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && res->pw_name)
+        ngi_strlcpy(user, res->pw_name, len);
+    return 0;
+}
+
+/* ---------------- jobs ---------------- */
+
+/* Slurm's own slurmstepd, left out of a job's processes though it sits in
+ * the job's cgroup: root's, named slurmstepd, and its executable is
+ * slurmstepd (Debian installs it as slurmstepd-wlm; " (deleted)" after an
+ * upgrade). A job's process that calls itself slurmstepd (prctl) keeps its
+ * own executable, so it stays listed; a reader who may not read root's
+ * exe link (not root) cannot be shown one root made up. */
+static int real_slurmstepd(const char *fsroot, int pid)
+{
+    char comm[32], path[4096], exe[4096], user[8];
+    unsigned uid;
+    if (ngi_read_pid_file(fsroot, pid, "comm", comm, sizeof comm) < 0 ||
+        strcmp(comm, "slurmstepd\n") != 0)
+        return 0;
+    if (ngi_proc_owner(fsroot, pid, &uid, user, sizeof user) < 0 || uid != 0)
+        return 0;
+    if (ngi_proc_path(path, sizeof path, fsroot, pid, "exe") < 0)
+        return 0;
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    if (n < 0)
+        return errno == EACCES || errno == EPERM;
+    exe[n] = '\0';
+    const char *base = strrchr(exe, '/');
+    return strncmp(base ? base + 1 : exe, "slurmstepd", 10) == 0;
+}
+
+/* In the job: its cgroup (Slurm's layout) names job_ID; slurmstepd is
+ * Slurm, not the job. */
 static int in_job(const char *fsroot, int pid, const void *arg)
 {
-    char id[24] = "", comm[32];
-    if (ngi_cgroup_job(fsroot, pid, id, sizeof id) < 0) {
-        size_t len;
-        char *blk = ngi_environ_read(fsroot, pid, &len);
-        if (blk)
-            ngi_environ_job(blk, len, id, sizeof id);
-        free(blk);
-    }
-    if (strcmp(id, (const char *)arg) != 0)
+    char id[24];
+    return ngi_cgroup_job(fsroot, pid, id, sizeof id) == 0 && strcmp(id, arg) == 0 &&
+           !real_slurmstepd(fsroot, pid);
+}
+
+static int bad_job_id(const char *job_id, char *err, size_t errlen)
+{
+    size_t k = job_id ? strspn(job_id, "0123456789") : 0;
+    if (k && !job_id[k] && k <= 20)
         return 0;
-    if (ngi_read_pid_file(fsroot, pid, "comm", comm, sizeof comm) < 0)
-        return 0;
-    return strcmp(comm, "slurmstepd\n") != 0;
+    char shown[NGI_SHOW_MAX * 4 + 8];
+    ngi_show_bytes(job_id ? job_id : "", job_id ? strlen(job_id) : 0, shown, sizeof shown);
+    return ngi_fail(err, errlen, "invalid job id '%s': expected a Slurm job number", shown);
 }
 
 int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
                         int *pids, unsigned max, unsigned *n, char *err, size_t errlen)
 {
-    size_t k = job_id ? strspn(job_id, "0123456789") : 0;
     *n = 0;
-    if (!k || job_id[k] || k > 20) {
-        char shown[NGI_SHOW_MAX * 4 + 8];
-        ngi_show_bytes(job_id ? job_id : "", job_id ? strlen(job_id) : 0, shown, sizeof shown);
-        return ngi_fail(err, errlen, "invalid job id '%s': expected a Slurm job number", shown);
-    }
+    if (bad_job_id(job_id, err, errlen) < 0)
+        return -1;
     if (list_pids(fsroot, skip_pid, in_job, job_id, pids, max, n) < 0)
         return ngi_fail(err, errlen, "cannot list processes under %s/proc",
                        fsroot && *fsroot ? fsroot : "");
+    /* No cgroup names the job here: proctrack without cgroups (or none of
+     * its processes runs here); whether other jobs have cgroups says
+     * nothing about this one. */
+    return *n ? 0 : NG_INSPECT_NO_JOB_CGROUPS;
+}
+
+/* One line of `scontrol listpids`: "PID JOBID STEPID LOCALID GLOBALID";
+ * the pid when JOBID is @p job_id, else 0 (header, other jobs, junk). */
+static int record_line(const char *line, const char *job_id)
+{
+    char pid[24], job[32];
+    if (sscanf(line, "%23s %31s", pid, job) != 2 || strspn(pid, "0123456789") != strlen(pid) ||
+        strlen(pid) > 9 || strcmp(job, job_id) != 0)
+        return 0;
+    return atoi(pid);
+}
+
+int ng_inspect_list_job_record(const char *fsroot, const char *job_id, const char *record,
+                               int skip_pid, int *pids, unsigned max, unsigned *n,
+                               char *err, size_t errlen)
+{
+    *n = 0;
+    if (bad_job_id(job_id, err, errlen) < 0)
+        return -1;
+    if (!record)
+        return ngi_fail(err, errlen, "no record of Slurm's given");
+    for (const char *l = record; *l && *n < max;) {
+        size_t len = strcspn(l, "\n");
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        int pid = record_line(line, job_id);
+        int dup = 0;
+        for (unsigned i = 0; i < *n; i++)
+            dup |= pids[i] == pid;
+        /* Gone since, a kernel thread, slurmstepd or the caller: not shown. */
+        if (pid > 0 && pid != skip_pid && !dup && user_space(fsroot, pid) &&
+            !real_slurmstepd(fsroot, pid))
+            pids[(*n)++] = pid;
+        l += len + (l[len] == '\n');
+    }
+    qsort(pids, *n, sizeof *pids, cmp_int);
     return 0;
 }

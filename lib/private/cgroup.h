@@ -6,8 +6,12 @@
 
 #include "base.h"
 
-/** Slurm job of a process: a "job_<digits>" component of a path in
- *  /proc/PID/cgroup. 0, or -1 when none. */
+/** Slurm job of a process from /proc/PID/cgroup: the job_<digits> level
+ *  of Slurm's own layout in one line (v1 /slurm[_NODE]/uid_U/job_ID/...,
+ *  v2 [/system.slice]/[NODE_]slurmstepd.scope/job_ID/...; the v2 line
+ *  first, then v1 freezer, cpuset, other controllers); never a deeper
+ *  component (the job's user may create cgroups there) nor a path with
+ *  "..". 0, or -1 when no line names a job. */
 int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len);
 /** The CPUs the process's cpuset cgroup allows (v1 cpuset hierarchy,
  *  else v2), under fsroot/sys/fs/cgroup. 0, or -1 when unknown. */

@@ -103,7 +103,7 @@ int ngi_nvml_devices(char (*bus)[NG_BUSID_LEN], int *minor, unsigned max, unsign
 
 /**
  * The GPUs named by a task's variables alone, as topology GPU indices
- * (sorted, unique): SLURM_STEP_GPUS / SLURM_JOB_GPUS through @p order when
+ * (sorted, unique): SLURM_STEP_GPUS (never SLURM_JOB_GPUS) through @p order when
  * given; else CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK
  * (UUIDs via NVML when available or /proc/driver/nvidia; plain indices as
  * positions among the topology's GPUs of that vendor in bus order).

@@ -47,6 +47,12 @@ struct ng_inspection {
  *  through check). Dropped when the list is full. */
 void ngi_note(ng_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- list.c: which processes; owners ---- */
+
+/** The real uid of process @p pid (status "Uid:") and its user name ("" if
+ *  the passwd database has none). 0, or -1 when the process is gone. */
+int ngi_proc_owner(const char *fsroot, int pid, unsigned *uid, char *user, size_t len);
+
 /* ---- proc.c: one process from /proc (each fills its part of @p p) ---- */
 
 /** fsroot/proc/PID/WHAT into @p buf; -1 if too long. */
@@ -70,8 +76,6 @@ void ngi_proc_read_numa_maps(const char *fsroot, ngi_proc *p);
 const char *ngi_env_block_get(const char *blk, size_t len, const char *name);
 /** /proc/PID/environ (bounded, malloc'd, *len bytes), or NULL if unreadable. */
 char *ngi_environ_read(const char *fsroot, int pid, size_t *len);
-/** SLURM_JOB_ID of the block into @p id; 0, or -1 when absent or not digits. */
-int ngi_environ_job(const char *blk, size_t len, char *id, size_t idlen);
 /** The thread-count variables set in the block ("OMP_NUM_THREADS=2 ..."). */
 void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p);
 

@@ -142,14 +142,34 @@ int ngi_numa_index(const ng_topology *t, unsigned os);
 
 /* ---- gpus.c ---- */
 
-/** Fill t->gpus / t->gext (needs the NUMA nodes). -1 on no memory. */
-int ngi_topo_build_gpus(ng_topology *t);
+/** Fill t->gpus / t->gext (needs the NUMA nodes). -1 on no memory or an
+ *  OS device name ngi_device_name_check refuses (err says which). */
+int ngi_topo_build_gpus(ng_topology *t, char *err, size_t errlen);
 void ngi_topo_free_gpus(ng_topology *t);
 
 /* ---- nic.c ---- */
 
-/** The NICs of a topology whose NUMA nodes and GPUs are built; NULL on no memory. */
-ngi_nic_set *ngi_nic_set_build(const ng_topology *topo);
+/** Longest network interface name (the kernel's IFNAMSIZ - 1). */
+#define NGI_IFNAME_MAX 15
+/** Longest verbs device name numaguard keeps (the kernel allows 63,
+ *  IB_DEVICE_NAME_MAX - 1; real ones are "mlx5_0", "mlx5_bond_0",
+ *  "rocep94s0f0": far shorter). */
+#define NGI_VERBS_NAME_MAX (NG_NIC_NAME_LEN - 1)
+/** Longest OS device name of a GPU ("cuda0", "nvml0", "renderD128"). */
+#define NGI_OSDEV_NAME_MAX 63
+
+/** An OS device name read from a topology, by the kernel's rules for
+ *  interface names (dev_valid_name: not empty, not "." or "..", no '/',
+ *  ':' or white space) and verbs device names, kept to the characters
+ *  every real one uses (letters, digits, '_', '-', '.'), since the names go
+ *  into comma lists (UCX_NET_DEVICES, NCCL_IB_HCA) and onto terminals; at
+ *  most @p max bytes. 0, or -1 with one line naming @p owner ("NIC
+ *  0000:5e:00.0"), @p what ("verbs device") and the name, escaped. */
+int ngi_device_name_check(const char *name, size_t max, const char *what, const char *owner,
+                          char *err, size_t errlen);
+/** The NICs of a topology whose NUMA nodes and GPUs are built; NULL on no
+ *  memory or a name ngi_device_name_check refuses (err says which). */
+ngi_nic_set *ngi_nic_set_build(const ng_topology *topo, char *err, size_t errlen);
 void ngi_nic_set_free(ngi_nic_set *set);
 /** Distance from the CPUs @p cpus (a task's) to NIC @p nic: NUMA when the
  *  NIC is local to some of them, PACKAGE when it shares their package. */

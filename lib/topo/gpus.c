@@ -81,18 +81,29 @@ static ng_gpu_vendor vendor_of(unsigned v)
          : v == 0x8086 ? NG_VENDOR_INTEL : NG_VENDOR_UNKNOWN;
 }
 
-static int gpu_names(hwloc_obj_t pci, ng_gpu_info *g, ngi_gpu_ext *x)
+/* The GPU's OS device names ("cuda0", "nvml0", "card1", "renderD128"),
+ * checked where they are read (topology files are anybody's text; `topo`
+ * prints them): the rule of NIC names (nic.c), at most 63 bytes. */
+static int gpu_names(hwloc_obj_t pci, ng_gpu_info *g, ngi_gpu_ext *x, char *err, size_t errlen)
 {
     unsigned n = 0;
+    char owner[32];
+    snprintf(owner, sizeof owner, "GPU %s", g->pci_bus_id);
     for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
         n += c->type == HWLOC_OBJ_OS_DEVICE && c->name;
     x->names = calloc(n + 1, sizeof *x->names);
     if (!x->names)
-        return -1;
+        return ngi_fail(err, errlen, "out of memory while building the topology view");
     n = 0;
-    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
-        if (c->type == HWLOC_OBJ_OS_DEVICE && c->name && (x->names[n] = strndup(c->name, 64)) != NULL)
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name)
+            continue;
+        if (ngi_device_name_check(c->name, NGI_OSDEV_NAME_MAX, "OS device", owner, err,
+                                  errlen) < 0)
+            return -1;
+        if ((x->names[n] = strdup(c->name)) != NULL)
             n++;
+    }
     g->os_devices = (const char *const *)x->names;
     g->n_os_devices = n;
     return 0;
@@ -123,7 +134,7 @@ static int gpu_locality(const ng_topology *t, hwloc_obj_t pci, ng_gpu_info *g, n
     return 0;
 }
 
-static int gpu_add(ng_topology *t, hwloc_obj_t pci, const char *bus)
+static int gpu_add(ng_topology *t, hwloc_obj_t pci, const char *bus, char *err, size_t errlen)
 {
     ng_gpu_info *g = &t->gpus[t->n_gpus];
     ngi_gpu_ext *x = &t->gext[t->n_gpus];
@@ -132,9 +143,11 @@ static int gpu_add(ng_topology *t, hwloc_obj_t pci, const char *bus)
     g->pci_vendor_id = pci->attr->pcidev.vendor_id;
     g->pci_device_id = pci->attr->pcidev.device_id;
     g->vendor = vendor_of(g->pci_vendor_id);
-    if (gpu_names(pci, g, x) < 0)
+    if (gpu_names(pci, g, x, err, errlen) < 0)
         return -1;
-    return gpu_locality(t, pci, g, x);
+    if (gpu_locality(t, pci, g, x) < 0)
+        return ngi_fail(err, errlen, "out of memory while building the topology view");
+    return 0;
 }
 
 static int gpu_cmp(const void *a, const void *b)
@@ -142,28 +155,29 @@ static int gpu_cmp(const void *a, const void *b)
     return strcmp(((const ng_gpu_info *)a)->pci_bus_id, ((const ng_gpu_info *)b)->pci_bus_id);
 }
 
-int ngi_topo_build_gpus(ng_topology *t)
+int ngi_topo_build_gpus(ng_topology *t, char *err, size_t errlen)
 {
+    static const char oom[] = "out of memory while building the topology view";
     unsigned n = 0;
     for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(t->hw, p)) != NULL;)
         n++;
     t->gpus = calloc(n + 1, sizeof *t->gpus);
     t->gext = calloc(n + 1, sizeof *t->gext);
     if (!t->gpus || !t->gext)
-        return -1;
+        return ngi_fail(err, errlen, "%s", oom);
     for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(t->hw, p)) != NULL;) {
         char bus[NG_BUSID_LEN];
         busid_of(p, bus);
         if (t->n_gpus >= NG_MAX_GPUS || !is_gpu(t, p, bus))
             continue;
-        if (gpu_add(t, p, bus) < 0)
+        if (gpu_add(t, p, bus, err, errlen) < 0)
             return -1;
     }
     /* Sort info and ext together: ext pointers are referenced by info. */
     typedef struct { ng_gpu_info g; ngi_gpu_ext x; } pair;
     pair *pr = malloc((t->n_gpus + 1) * sizeof *pr);
     if (!pr)
-        return -1;
+        return ngi_fail(err, errlen, "%s", oom);
     for (unsigned i = 0; i < t->n_gpus; i++) {
         pr[i].g = t->gpus[i];
         pr[i].x = t->gext[i];

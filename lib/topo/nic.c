@@ -1,7 +1,7 @@
 /* Network adapters of a topology: which PCI functions are NICs, what they
  * are (IB, RoCE, other RDMA, plain Ethernet), their ports, their locality,
  * and their PCI distance to GPUs and to CPUs; their accessors and the name
- * list format. Built once when the topology is loaded (topology.c calls
+ * list format; the rule for OS device names (NICs' here, GPUs' in gpus.c). Built once when the topology is loaded (topology.c calls
  * ngi_nic_set_build after the NUMA nodes and GPUs); reads the topology
  * struct, never calls back into topology.c. docs/network.md. */
 #include "private/topo.h"
@@ -101,7 +101,31 @@ static int nic_locality(hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t p
     return 0;
 }
 
-static int nic_add(ngi_nic_set *s, hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t pci)
+/* ------------------------------------------------------------------ */
+/* Names                                                                */
+/* ------------------------------------------------------------------ */
+
+int ngi_device_name_check(const char *name, size_t max, const char *what, const char *owner,
+                          char *err, size_t errlen)
+{
+    size_t n = strnlen(name, max + 1);
+    int ok = n > 0 && n <= max && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = name[i];
+        ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '-' || c == '.';
+    }
+    if (ok)
+        return 0;
+    char shown[NGI_SHOW_MAX * 4 + 8];
+    ngi_show_bytes(name, strnlen(name, NGI_SHOW_MAX + 1), shown, sizeof shown);
+    return ngi_fail(err, errlen, "invalid topology: %s: %s name '%s' refused (1-%zu letters, "
+                    "digits, '_', '-' or '.', not . or .., as the kernel names devices)", owner,
+                    what, shown, max);
+}
+
+static int nic_add(ngi_nic_set *s, hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t pci,
+                   char *err, size_t errlen)
 {
     hwloc_obj_t ofed = child_osdev(pci, HWLOC_OBJ_OSDEV_OPENFABRICS);
     hwloc_obj_t net = child_osdev(pci, HWLOC_OBJ_OSDEV_NETWORK);
@@ -116,14 +140,25 @@ static int nic_add(ngi_nic_set *s, hwloc_topology_t hw, const ng_topology *t, hw
     ni->pci_vendor_id = a->vendor_id;
     ni->pci_class_id = a->class_id;
     ni->rdma = ofed != NULL;
-    /* Names longer than the field are cut; hwloc's come from sysfs (<= 16 for netdevs). */
+    /* Names go into UCX_NET_DEVICES, NCCL_IB_HCA, ... and onto terminals:
+     * checked here, where they are read (a topology file is anybody's
+     * text), by the kernel's rules (ngi_device_name_check). */
+    char owner[32];
+    snprintf(owner, sizeof owner, "NIC %s", ni->pci_bus_id);
+    if ((ofed && ngi_device_name_check(ofed->name, NGI_VERBS_NAME_MAX, "verbs device", owner, err,
+                                       errlen) < 0) ||
+        (net && ngi_device_name_check(net->name, NGI_IFNAME_MAX, "network interface", owner,
+                                      err, errlen) < 0))
+        return -1;
     ngi_strlcpy(ni->name, ofed ? ofed->name : net->name, sizeof ni->name);
     if (net)
         ngi_strlcpy(ni->netdev, net->name, sizeof ni->netdev);
     ni->kind = nic_kind(pci, ofed, net);
     nic_ports(ofed, ni);
     x->pci = pci;
-    return nic_locality(hw, t, pci, x, ni);
+    if (nic_locality(hw, t, pci, x, ni) < 0)
+        return ngi_fail(err, errlen, "out of memory while building the topology view");
+    return 0;
 }
 
 static int nic_cmp(const void *a, const void *b)
@@ -146,14 +181,16 @@ static void nic_sort(ngi_nic_set *s)
         }
 }
 
-ngi_nic_set *ngi_nic_set_build(const ng_topology *t)
+ngi_nic_set *ngi_nic_set_build(const ng_topology *t, char *err, size_t errlen)
 {
     hwloc_topology_t hw = t->hw;
     ngi_nic_set *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        ngi_fail(err, errlen, "out of memory while building the topology view");
         return NULL;
+    }
     for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(hw, p)) != NULL;)
-        if (nic_add(s, hw, t, p) < 0) {
+        if (nic_add(s, hw, t, p, err, errlen) < 0) {
             ngi_nic_set_free(s);
             return NULL;
         }

@@ -164,10 +164,16 @@ int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
             ng_topology_free(t);
             return ngi_fail(err, errlen, "invalid topology: two NUMA nodes are numbered %u", dup);
         }
-    if (ngi_topo_build_distances(t) < 0 || ngi_topo_build_gpus(t) < 0 ||
-        (t->nics = ngi_nic_set_build(t)) == NULL) {
+    if (ngi_topo_build_distances(t) < 0) {
         ng_topology_free(t);
         return ngi_fail(err, errlen, "out of memory while building the topology view");
+    }
+    /* GPUs and NICs refuse OS device names the kernel would not give
+     * (err names the device; the caller names the file). */
+    if (ngi_topo_build_gpus(t, err, errlen) < 0 ||
+        (t->nics = ngi_nic_set_build(t, err, errlen)) == NULL) {
+        ng_topology_free(t);
+        return -1;
     }
     *out = t;
     return 0;

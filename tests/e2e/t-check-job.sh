@@ -10,6 +10,11 @@
 # task/cgroup (ConstrainCores): ranks found by their job_ID cgroup alone
 # (SLURM_JOB_ID removed from their environment), allowed CPUs from their
 # cpuset cgroup, and a batch job's shell, srun and ranks not reported piled.
+# Membership (issue 19), as root, under both: a job process that renamed
+# itself slurmstepd (prctl) is listed, Slurm's own slurmstepd is not, nor a
+# second user's process that exports the job's SLURM_JOB_ID; every process
+# shows its owner. Without cgroups (task/affinity, proctrack/linuxproc)
+# check says so and lists Slurm's record (scontrol listpids).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 cd "$(dirname "$0")/../.." || exit 2
 . tests/slurm/testlib.sh
@@ -40,7 +45,7 @@ end_job() {
     wait "$SRUN" 2>/dev/null
 }
 # sj FILE EXPR: Python over the JSON (s = summary, ps = processes).
-sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); s=D["summary"]; ps=D["processes"]; print(eval(sys.argv[2]))' "$1" "$2"; }
+sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); s=D["summary"]; ps=D["processes"]; print(eval(sys.argv[2]))' "$@"; }
 
 # --- both ranks bound to CPU 0 ---
 run_job piled map_cpu:0,0
@@ -52,9 +57,11 @@ end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,0):"
 sed 's/^/#   /' "$NGT_OUT/piled.txt"
 P=$(sj "$NGT_OUT/piled.json" '",".join(str(p["pid"]) for p in ps)')
-is "$rc:$(sj "$NGT_OUT/piled.json" '[(p["comm"],p["cpus"],p["job_id"],p["runnable"]) for p in ps]')" \
-    "0:[('ng_threads', '0', '$JOB', 1), ('ng_threads', '0', '$JOB', 1)]" \
-    "check --job: the job's 2 ranks (not srun, not slurmstepd), each on CPU 0, 1 runnable"
+is "$rc:$(sj "$NGT_OUT/piled.json" '[(p["comm"],p["cpus"],p["job_id"],p["runnable"],p["user"],p["uid"]) for p in ps]')" \
+    "0:[('ng_threads', '0', '', 1, 'root', 0), ('ng_threads', '0', '', 1, 'root', 0)]" \
+    "check --job: the job's 2 ranks (not srun, not slurmstepd), each on CPU 0, 1 runnable, root's (no cgroup: no job_id)"
+is "$(sj "$NGT_OUT/piled.json" '(D["job"], D["membership"])')" "('$JOB', 'scontrol listpids')" \
+    "no cgroup names the job (task/affinity): Slurm's record"
 is "$(sj "$NGT_OUT/piled.json" 's["warnings"]')" \
     "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $P): they take turns on them']" \
     "ranks piled on CPU 0: oversubscribed and sharing one core"
@@ -70,6 +77,55 @@ echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,1):"
 sed -n '/^summary/,$p' "$NGT_OUT/spread.txt" | sed 's/^/#   /'
 is "$(sj "$NGT_OUT/spread.json" '(sorted(p["cpus"] for p in ps), s["overlaps"], s["warnings"])')" \
     "(['0', '1'], [], [])" "ranks on CPUs 0 and 1: no overlap, no warning"
+
+# renamed_job MEMBERSHIP: issue 19's membership attacks as root. A job
+# whose task renames itself slurmstepd (prctl; its executable stays
+# python3), and a process of uid 65534 outside Slurm exporting the job's
+# SLURM_JOB_ID: check --job lists the task only (not Slurm's slurmstepd,
+# not the other user's process), with its owner.
+renamed_job() {
+    local out=$NGT_OUT/renamed.$1 i=0 fake
+    ngc_wait_idle 10
+    # (Slurm's proctrack/linuxproc does not kill a process named
+    # slurmstepd at the step's end: the task is ended here, by its pid.)
+    srun -n 1 python3 -c 'import ctypes, os, time
+ctypes.CDLL(None).prctl(15, b"slurmstepd", 0, 0, 0)
+print("ready", os.environ["SLURM_JOB_ID"], os.getpid(), flush=True)
+time.sleep(30)' >"$out" 2>&1 &
+    SRUN=$!
+    while [ $i -lt 200 ] && ! grep -q ready "$out"; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    JOB=$(sed -n 's/^ready \([0-9]*\) .*/\1/p' "$out")
+    local task
+    task=$(sed -n 's/^ready [0-9]* \([0-9]*\)$/\1/p' "$out")
+    setpriv --reuid=65534 --regid=65534 --clear-groups env SLURM_JOB_ID="$JOB" sleep 60 &
+    fake=$!
+    sleep 0.2
+    "$NGT_CLI" check --job "$JOB" --json >"$out.json" 2>"$out.err"
+    "$NGT_CLI" check --job "$JOB" >"$out.txt" 2>&1
+    local stepd
+    stepd=$(for d in /proc/[0-9]*; do [ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] &&
+        [ "$(stat -c %u "$d")" = 0 ] && readlink "$d/exe" | grep -q '/slurmstepd' && echo "${d#/proc/}"; done | tr '\n' ' ')
+    kill "$fake" "$task" 2>/dev/null
+    wait "$fake" "$SRUN" 2>/dev/null
+    echo "# numaguard check --job $JOB ($1: a task renamed slurmstepd; uid 65534's sleep exporting SLURM_JOB_ID=$JOB; slurmstepd pids $stepd):"
+    sed 's/^/#   /' "$out.txt" | grep -E '^#   (pid|  user|  job|numaguard)'
+    is "$(sj "$out.json" '[(p["comm"], p["user"], p["uid"]) for p in ps]')" "[('slurmstepd', 'root', 0)]" \
+        "$1: the task named slurmstepd is listed (root's), Slurm's slurmstepd and the other user's process are not"
+    is "$(sj "$out.json" 'D["membership"]')" "$1" "$1: membership from $1"
+    is "$(sj "$out.json" '[p["pid"] for p in ps if str(p["pid"]) in sys.argv[3].split()]' "$stepd")" \
+        "[]" "$1: none of slurmstepd's pids ($stepd) listed"
+    is "$(sj "$out.json" '[p["pid"] for p in ps]')" "[$task]" "$1: the task's pid ($task)"
+    is "$(grep -c '^  user     root (uid 0)$' "$out.txt"):$(grep -c '^pid ' "$out.txt")" "1:1" \
+        "$1: text shows the owner"
+}
+if command -v setpriv >/dev/null 2>&1; then
+    renamed_job "scontrol listpids"
+else
+    ok 0 "# SKIP needs setpriv (util-linux)"
+fi
 
 # --- issue 13: escape sequences through check, from a job of uid 65534 ---
 if command -v setpriv >/dev/null 2>&1; then
@@ -89,6 +145,8 @@ if command -v setpriv >/dev/null 2>&1; then
     echo "# root: numaguard check --job $JOB (job of uid $U, escape sequences in comm and environ):"
     sed 's/^/#   /' "$NGT_OUT/evil.txt"
     is "$rc:$(grep -c '^pid ' "$NGT_OUT/evil.txt")" "0:2" "root sees the user's 2 ranks"
+    uname=$(getent passwd $U | cut -d: -f1)
+    is "$(grep -c "^  user     $uname (uid $U)\$" "$NGT_OUT/evil.txt")" 2 "each shown as $uname's (uid $U)"
     is "$(tr -d '\n' <"$NGT_OUT/evil.txt" | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -d ' \n')" "" \
         "text output: only printable ASCII and newlines"
     is "$(grep -c '^root# fake' "$NGT_OUT/evil.txt"):$(grep -c '^pid [0-9]* (n\\x1b\]0;pwned\\x07\\x1b\[2J)$' "$NGT_OUT/evil.txt")" \
@@ -116,6 +174,10 @@ if [ -n "$cgv" ]; then
     is "$(sj "$NGT_OUT/cg.json" '[(p["comm"],p["cpus"],p["job_id"],p["bound"]) for p in ps]')" \
         "[('ng_threads', '0', '$JOB', True), ('ng_threads', '1', '$JOB', True)]" \
         "cgroup $cgv: the job's ranks found by their job_$JOB cgroup (no SLURM_JOB_ID in their environment)"
+    is "$(sj "$NGT_OUT/cg.json" 'D["membership"]')" cgroup "cgroup $cgv: membership from the cgroup"
+    if command -v setpriv >/dev/null 2>&1; then
+        renamed_job cgroup
+    fi
     is "$(sj "$NGT_OUT/cg.json" 'sorted(set(p["allowed_cpus"] for p in ps))')" "['0-1']" \
         "cgroup $cgv: allowed CPUs = the step's cpuset"
     # One task on one core, unbound inside it: the cgroup cpuset is its

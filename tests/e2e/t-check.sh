@@ -73,11 +73,14 @@ is "$(j "$T/b.json" '(d["gpus"],d["gpu_source"],d["gpu_local_bytes"])')" "([], '
 
 "$NG" check --pid "$PID_bound" >"$T/b.txt"
 is "$(sed -n 1p "$T/b.txt")" "pid $PID_bound (ng_threads)" "text: header"
-is "$(sed -n 2p "$T/b.txt")" "  cpus     0  (1 core, 1 PU; numa 0)" "text: cpus line"
-is "$(sed -n 3p "$T/b.txt")" "  threads  1, 0 runnable" "text: threads line"
-is "$(sed -n 4p "$T/b.txt")" "  memory   policy bind:0  (allowed nodes 0)" "text: memory line"
-like "$(sed -n 5p "$T/b.txt")" '^  pages    [0-9.]+ MiB: node 0 100\.0%$' "text: pages line"
-is "$(sed -n 6p "$T/b.txt")" "  local    100.0% on the CPUs' node(s)" "text: local line"
+me=$(id -u)
+is "$(sed -n 2p "$T/b.txt")" "  user     $(id -un) (uid $me)" "text: owner line"
+is "$(j "$T/b.json" '(d["uid"],d["user"])')" "($me, '$(id -un)')" "json: owner"
+is "$(sed -n 3p "$T/b.txt")" "  cpus     0  (1 core, 1 PU; numa 0)" "text: cpus line"
+is "$(sed -n 4p "$T/b.txt")" "  threads  1, 0 runnable" "text: threads line"
+is "$(sed -n 5p "$T/b.txt")" "  memory   policy bind:0  (allowed nodes 0)" "text: memory line"
+like "$(sed -n 6p "$T/b.txt")" '^  pages    [0-9.]+ MiB: node 0 100\.0%$' "text: pages line"
+is "$(sed -n 7p "$T/b.txt")" "  local    100.0% on the CPUs' node(s)" "text: local line"
 
 "$NG" check --pid "$PID_inter" --json >"$T/i.json"
 is "$(j "$T/i.json" '(d["cpus"],d["mem_policy"],d["mem_policy_text"])')" \
@@ -165,19 +168,40 @@ like "$(j "$T/z.json" 'd["warnings"][0]')" '^5 threads for [0-9]+ core\(s\), 0 r
    "guarded: the idle pool note names the caps instead"
 stop guarded
 
-# --- --job: processes of one Slurm job (here through SLURM_JOB_ID) ---
+# --- --job: a job's processes from the kernel or Slurm, never from their
+# own SLURM_JOB_ID (issue 19). Outside Slurm no cgroup names job 4242001:
+# check says so and asks Slurm's record, here a stand-in scontrol on PATH
+# that names job1 only (the real one: tests/e2e/t-check-job.sh). job2
+# exports the same SLURM_JOB_ID and is not listed.
 start job1 env SLURM_JOB_ID=4242001 "$HELPER" 0 0 64
 start job2 env SLURM_JOB_ID=4242001 "$HELPER" 0 1 64
-"$NG" check --job 4242001 --json >"$T/j1.json"
-is "$?:$(s "$T/j1.json" 'sorted(p["pid"] for p in ps)')" "0:$(printf '%s\n' "$PID_job1" "$PID_job2" | sort -n | tr '\n' ' ' | sed 's/ $//; s/ /, /; s/^/[/; s/$/]/')" \
-   "--job ID: exactly the job's two processes"
-is "$(s "$T/j1.json" 'set(p["job_id"] for p in ps)')" "{'4242001'}" "--job: job_id of each"
-SLURM_JOB_ID=4242001 "$NG" check --job --json >"$T/j2.json"
-is "$(s "$T/j2.json" 'len(ps)'):$("$NG" check --job=4242001 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
-   "2:2" "--job without ID (SLURM_JOB_ID) and --job=ID: the same two"
+mkdir -p "$T/bin"
+{
+    echo '#!/bin/sh'
+    echo '[ "$1 $2" = "listpids 4242001" ] || { echo "Job $2 does not exist on this node"; exit 1; }'
+    echo 'echo "PID      JOBID    STEPID   LOCALID GLOBALID"'
+    echo "echo '$PID_job1    4242001  0        0       0'"
+} >"$T/bin/scontrol"
+chmod 755 "$T/bin/scontrol"
+SPATH=$T/bin:$PATH
+PATH=$SPATH "$NG" check --job 4242001 --json >"$T/j1.json" 2>"$T/j1.err"
+is "$?:$(s "$T/j1.json" '[p["pid"] for p in ps]')" "0:[$PID_job1]" \
+   "--job ID: the process Slurm's record names, not the other exporting SLURM_JOB_ID=4242001"
+is "$(cat "$T/j1.err")" "numaguard: check: no cgroup on this node names job 4242001 (proctrack without cgroups?): its processes from Slurm's record (scontrol listpids 4242001)" \
+   "--job: says no cgroup names the job and where the list comes from"
+is "$(s "$T/j1.json" '(D["job"], D["membership"], [p["job_id"] for p in ps])')" \
+   "('4242001', 'scontrol listpids', [''])" \
+   "--job json: the job, the membership's source; no job_id from the environment"
+PATH=$SPATH SLURM_JOB_ID=4242001 "$NG" check --job --json >"$T/j2.json" 2>/dev/null
+is "$(s "$T/j2.json" 'len(ps)'):$(PATH=$SPATH "$NG" check --job=4242001 --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
+   "1:1" "--job without ID (SLURM_JOB_ID) and --job=ID: the same one"
+PATH=/nonexistent "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: cannot run scontrol: No such file or directory): cannot tell job 4242001's processes" \
+   "--job without cgroups and without scontrol: exit 1, nothing guessed"
 stop job1 job2
-"$NG" check --job 4242999 >/dev/null 2>"$T/e"
-is "$?:$(cat "$T/e")" "1:numaguard: check: no process of job 4242999 here" "--job of no process here: exit 1"
+PATH=$SPATH "$NG" check --job 4242999 >/dev/null 2>"$T/e"
+is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242999: Job 4242999 does not exist on this node): cannot tell job 4242999's processes" \
+   "--job of no process here: exit 1"
 "$NG" check --job 12x >/dev/null 2>"$T/e"
 is "$?" 2 "--job 12x: exit 2"
 env -u SLURM_JOB_ID "$NG" check --job >/dev/null 2>"$T/e"

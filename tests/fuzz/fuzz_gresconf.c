@@ -5,7 +5,8 @@
  * expansion alone (ngi_gres_order_from_files) with the input's lines as specs.
  *
  * Input: byte 0 = flags (bits 0-1 root: nvidia, amd, live "/"; bits 2-3
- * node name: NULL, "node01", "gpu7", "n1"), then the gres.conf text.
+ * node name: NULL, "node01", "gpu0042", "rack07n064": several digits, as
+ * production node names have), then the gres.conf text.
  * Invariants: on success at most NG_MAX_GPUS non-NULL entries, each under
  * the root and shorter than PATH_MAX; on failure no entries and a one-line
  * message; resolving every index through ng_task_gpus never misbehaves. */
@@ -85,7 +86,7 @@ static void from_files(char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const nodes[4] = {NULL, "node01", "gpu7", "n1"};
+    static const char *const nodes[4] = {NULL, "node01", "gpu0042", "rack07n064"};
     if (size < 1)
         return 0;
     unsigned flags = data[0];

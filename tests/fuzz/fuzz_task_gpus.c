@@ -9,8 +9,9 @@
  * which of the six variables are unset (bit i), then the six values
  * separated by 0x1e.
  * Invariants: indices are sorted, unique, valid and at most max; an error
- * has a one-line message unless a value itself has a line break (values are
- * echoed). */
+ * is one printable line (values are shown escaped); SLURM_JOB_GPUS changes
+ * nothing (never a step's evidence); ng_step_task_gpus for a step without
+ * GPUs gives none. */
 #include "fuzz_common.h"
 
 static ng_topology *topo[2];
@@ -53,16 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (unset & (1u << i))
             f[i] = NULL;
     ng_gpu_env env = {f[0], f[1], f[2], f[3], f[4], f[5]};
-    int echo_nl = 0;
-    for (int i = 0; i < 6; i++)
-        echo_nl |= fz_has_newline(f[i]);
 
     int idx[NG_MAX_GPUS + 1];
     unsigned n = 12345;
     char err[512] = "";
     idx[max] = -7; /* canary right after the room we give */
-    int rc = ng_task_gpus(topo[t], (flags & 2) ? &order[t] : NULL, &env,
-                          (flags & 4) ? NULL : root[t], idx, max, &n, err, sizeof err);
+    const ng_gres_order *o = (flags & 2) ? &order[t] : NULL;
+    const char *fsroot = (flags & 4) ? NULL : root[t];
+    int rc = ng_task_gpus(topo[t], o, &env, fsroot, idx, max, &n, err, sizeof err);
     FZ_ASSERT(rc == 0 || rc == -1, "rc %d", rc);
     FZ_ASSERT(idx[max] == -7, "wrote past max %u", max);
     if (rc == 0) {
@@ -74,9 +73,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else {
         FZ_ASSERT(n == 0, "failure with n_out %u", n);
-        if (!echo_nl)
-            fz_check_message("ng_task_gpus", err, sizeof err);
+        /* Values are shown escaped: one printable line whatever they hold. */
+        fz_check_printable("ng_task_gpus", err, sizeof err);
     }
+    /* SLURM_JOB_GPUS is never evidence for a step's task (issue 19); a
+     * step without GPUs gives its tasks none, with no lookup at all. */
+    ng_gpu_env nojob = env;
+    nojob.slurm_job_gpus = NULL;
+    int idx2[NG_MAX_GPUS + 1];
+    unsigned n2 = 12345;
+    char err2[512] = "";
+    int rc2 = ng_task_gpus(topo[t], o, &nojob, fsroot, idx2, max, &n2, err2, sizeof err2);
+    FZ_ASSERT(rc2 == rc && n2 == n && (rc || !n || !memcmp(idx, idx2, n * sizeof *idx)) &&
+              !strcmp(err, err2), "SLURM_JOB_GPUS changed the answer (%d/%u vs %d/%u)", rc, n,
+              rc2, n2);
+    n2 = 12345;
+    FZ_ASSERT(ng_step_task_gpus(topo[t], o, 0, &env, fsroot, idx2, max, &n2, err2,
+                                sizeof err2) == 0 && n2 == 0, "a step without GPUs: %u", n2);
     free(in);
     return 0;
 }

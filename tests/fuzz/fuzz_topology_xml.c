@@ -115,6 +115,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* An OS device name as the library promises them: 1..max bytes of
+ * letters, digits, '_', '-', '.', not "." or "..". */
+static int name_ok(const char *n, size_t max)
+{
+    size_t len = strlen(n);
+    if (!len || len > max || !strcmp(n, ".") || !strcmp(n, ".."))
+        return 0;
+    return strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == len;
+}
+
 static void check_topology(const ng_topology *t)
 {
     hwloc_const_cpuset_t allowed = ng_topology_allowed_cpus(t);
@@ -149,10 +159,17 @@ static void check_topology(const ng_topology *t)
                   g->pci_bus_id);
         FZ_ASSERT(hwloc_bitmap_isincluded(g->cpus, allowed), "GPU %u CPUs not allowed", i);
         for (unsigned k = 0; k < g->n_os_devices; k++)
-            FZ_ASSERT(g->os_devices[k] && strlen(g->os_devices[k]) <= 64, "GPU %u osdev", i);
+            FZ_ASSERT(g->os_devices[k] && name_ok(g->os_devices[k], 63), "GPU %u osdev '%s'", i,
+                      g->os_devices[k] ? g->os_devices[k] : "(null)");
         FZ_ASSERT(g->os_devices[g->n_os_devices] == NULL, "GPU %u osdev list", i);
     }
     FZ_ASSERT(ng <= NG_MAX_GPUS, "%u GPUs", ng);
+    /* NIC names go into comma lists and onto terminals (issue 19). */
+    for (unsigned i = 0; i < ng_topology_nic_count(t); i++) {
+        const ng_nic_info *n = ng_topology_nic(t, i);
+        FZ_ASSERT(name_ok(n->name, NG_NIC_NAME_LEN - 1), "NIC %u name '%s'", i, n->name);
+        FZ_ASSERT(!n->netdev[0] || name_ok(n->netdev, 15), "NIC %u netdev '%s'", i, n->netdev);
+    }
 }
 
 static void check_plan(const ng_topology *t, unsigned ntasks, int with_gpus, int smt)
@@ -217,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512] = "";
     if (ng_topology_load(&t, &o, err, sizeof err) < 0) {
         FZ_ASSERT(t == NULL, "failure with a topology");
-        fz_check_message("ng_topology_load", err, sizeof err);
+        fz_check_printable("ng_topology_load", err, sizeof err);
         return 0;
     }
     check_topology(t);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Run libFuzzer targets built in $FUZZ_BUILD, JOBS at a time, SECONDS each.
 #   FUZZ_BUILD=build-fuzz sh tests/fuzz/run-fuzzers.sh SECONDS JOBS fuzz_a fuzz_b ...
-# Prints one TAP line per target: "ok N - fuzz_x: E execs in S s (limit L s; working corpus C)".
-# A target fails on any crash, sanitizer report, leak, timeout or broken
+# Prints one TAP line per target: "ok N - fuzz_x: E execs in S s (limit L s; per input T s;
+# working corpus C)".
+# A target fails on any crash, sanitizer report, leak, timeout (an input
+# slower than its per-input limit, tests/fuzz/timeouts.tsv) or broken
 # invariant (all of which make libFuzzer exit non-zero); its log tail is
 # shown and the reproducer is kept in $FUZZ_BUILD/crashes/.
 # Before fuzzing, each target replays its seeds (tests/fuzz/corpus/<t>) and
@@ -46,13 +48,17 @@ run_one() {
         n=$(awk -v t="$t" '$1 == t { print $2 }' "$FUZZ_RUNS_FILE")
         [ -n "$n" ] && runs="-runs=$n"
     fi
+    # tests/fuzz/timeouts.tsv: "target<TAB>seconds" per-input time limits
+    # (replay included: a slow seed is a finding too); 20 s otherwise.
+    tmo=$(awk -v t="$t" '$1 == t { print $2 }' tests/fuzz/timeouts.tsv 2>/dev/null)
+    tmo=${tmo:-20}
     repro=$(ls tests/fuzz/crashes/"$t"-* 2>/dev/null)
     {
         # shellcheck disable=SC2086
         # libFuzzer takes either directories (corpus) or files (replay).
-        "$B/$t" -runs=0 $dict "tests/fuzz/corpus/$t" &&
-        { [ -z "$repro" ] || "$B/$t" $repro; } &&
-        "$B/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=32768 \
+        "$B/$t" -runs=0 -timeout="$tmo" $dict "tests/fuzz/corpus/$t" &&
+        { [ -z "$repro" ] || "$B/$t" -timeout="$tmo" $repro; } &&
+        "$B/$t" -max_total_time="$secs" -timeout="$tmo" -rss_limit_mb=2048 -max_len=32768 \
             -print_final_stats=1 -artifact_prefix="$B/crashes/$t-" $dict $seed $runs \
             "$work" "tests/fuzz/corpus/$t"
     } >"$log" 2>&1
@@ -91,7 +97,8 @@ for t in "$@"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     corp=$(ls "$B/corpus/$t" | wc -l)
     if [ "$rc" -eq 0 ] && [ -n "$execs" ]; then
-        echo "ok $n - $t: ${execs} execs in $(cat "$logs/$t.secs") s (limit ${secs} s; working corpus $corp)"
+        tmo=$(awk -v t="$t" '$1 == t { print $2 }' tests/fuzz/timeouts.tsv 2>/dev/null)
+        echo "ok $n - $t: ${execs} execs in $(cat "$logs/$t.secs") s (limit ${secs} s; per input ${tmo:-20} s; working corpus $corp)"
     else
         fail=1
         art=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)

@@ -189,6 +189,32 @@ inject topology_load "hwloc fails to load the topology" \
 inject no_numa "hwloc finds no NUMA node" \
     "^numaguard: cannot load the topology: invalid topology: hwloc found no NUMA node" \
     1 2 -n 2 --numa-policy=local
+# Only the environment fails (test_fault=env_export: setting NUMAGUARD_* is
+# refused after the affinity and the memory policy are set, as a failing
+# spank_setenv would): each task's line says exactly what was applied and
+# what was not, and the kernel agrees (its affinity is the CPU its line
+# names, its memory policy is bind); strict fails the tasks.
+NGC_PLUGSTACK="$(fault_plugstack test_fault=env_export)"
+ngt_cluster
+re="^numaguard: rank [01]: cannot set NUMAGUARD_[A-Z_]+ in the task environment; CPU affinity \(cpus [0-9,-]+\) and memory policy \(bind\) set, its environment variables not all"
+probe_fault "test_fault=env_export: only the variables fail" 0 "$re\$" 2 2 -n 2 --numa-policy=local
+ngt_check expect "$F" "test_fault=env_export: placed, NUMAGUARD_CPUS not set" \
+    "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=bind all:memnodes=0
+said_vs_kernel() {
+    python3 -c '
+import re, sys
+aff = {}
+for line in open(sys.argv[1], errors="replace"):
+    f = dict(p.partition("=")[::2] for p in line.rstrip("\n").split("\t"))
+    if "rank" in f:
+        aff[f["rank"]] = f.get("affinity")
+err = open(sys.argv[1] + ".err", errors="replace").read()
+said = dict(re.findall(r"^numaguard: rank (\d+): .*\(cpus ([0-9,-]+)\)", err, re.M))
+print("same" if aff and aff == said else "affinity %s but the lines say %s" % (aff, said))' "$1"
+}
+is "$(said_vs_kernel "$F")" same "test_fault=env_export: each task's affinity is the CPU set its line names"
+probe_fault "test_fault=env_export, strict" strict "$re" 2 2 -n 2 --numa-policy=local,strict
+
 # A syscall fault only bites where numaguard makes the syscall: policy none
 # with --omp-guard sets no affinity and no memory policy, so the task gets
 # its thread cap with no warning.
@@ -252,14 +278,40 @@ fault "policy longer than 1024 bytes (srun refuses)" nonzero "longer than 1024 b
     -n 1 "--numa-policy=interleave:$(printf '0,%.0s' $(seq 600))0" true
 fault "policy with a terminal escape (srun refuses, escaped)" nonzero '\\x1b\[31m' \
     -n 1 "--numa-policy=local,$(printf '\033[31m')" true
-# The internal variable skips srun's check: the node must re-validate.
+# The internal variable skips srun's check: the node must re-validate, and
+# strict (the user's, even inside the unparsable value, or the admin's)
+# fails the tasks (issue 19: they ran).
 export _SLURM_SPANK_OPTION_numaguard_numa_policy=bogus
 fault "invalid policy that bypassed srun (node re-validates)" 0 \
-    "invalid --numa-policy on the node" -n 1 true
+    "invalid --numa-policy on the node.*; tasks run as Slurm placed them" -n 1 true
 export _SLURM_SPANK_OPTION_numaguard_numa_policy=bogus,strict
-fault "invalid policy that bypassed srun, with strict" 0 "invalid --numa-policy on the node" \
-    -n 1 true
+fault "invalid policy that bypassed srun, with strict in it: the tasks fail" nonzero \
+    "invalid --numa-policy on the node: .*; strict: failing the task" -n 2 true
+is "$(grep -c '^numaguard: ' "$NGT_OUT/f.err")" 1 "invalid policy, strict: said once per node"
 unset _SLURM_SPANK_OPTION_numaguard_numa_policy
+# The documented variable is checked by srun itself: refused, no task.
+export SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy=bogus,strict
+fault "invalid policy through SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy: srun refuses it" \
+    nonzero "numaguard: .*bogus" -n 1 true
+is "$(grep -c '^rank=\|strict: failing' "$NGT_OUT/f.out" "$NGT_OUT/f.err" | awk -F: '{s+=$2} END {print s}')" 0 \
+    "SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy: refused before any task"
+unset SLURM_SPANK__SLURM_SPANK_OPTION_numaguard_numa_policy
+export _SLURM_SPANK_OPTION_numaguard_omp_guard=bogus
+fault "invalid --omp-guard that bypassed srun, policy local,strict: the tasks fail" nonzero \
+    "invalid --omp-guard on the node: .*; strict: failing the task" \
+    -n 1 --numa-policy=local,strict true
+fault "invalid --omp-guard that bypassed srun, not strict: tasks run" 0 \
+    "invalid --omp-guard on the node: .*; tasks run as Slurm placed them" \
+    -n 1 --numa-policy=local true
+unset _SLURM_SPANK_OPTION_numaguard_omp_guard
+NGC_PLUGSTACK="$(ngt_plugstack strict)"
+ngt_cluster
+export _SLURM_SPANK_OPTION_numaguard_net_affinity=bogus
+fault "invalid --net-affinity that bypassed srun, admin strict: the tasks fail" nonzero \
+    "invalid --net-affinity on the node: .*; strict: failing the task" -n 1 true
+unset _SLURM_SPANK_OPTION_numaguard_net_affinity
+NGC_PLUGSTACK="$(ngt_plugstack)"
+ngt_cluster
 fault "garbage CUDA_VISIBLE_DEVICES with a newline" 0 "" \
     -n 1 --numa-policy=local --export="ALL,CUDA_VISIBLE_DEVICES=0,$(printf 'x\ny')" true
 

@@ -25,6 +25,9 @@
 #   NG_SLURM_PORT_SEARCH  where the search for a free block starts (default
 #                       36817; check-releases uses its own range per chroot)
 #   NGC_NODES           number of slurmd daemons (default 1)
+#   NGC_NODE_FMT        printf format of node K's name (default ng%d: ng1,
+#                       ng2, ...); e.g. gpu%04d gives names with several
+#                       digits (gpu0001), as production clusters have
 #   NGC_TASK_PLUGIN     task/affinity (default; real CPUs) or task/none, or
 #                       task/cgroup,task/affinity (writes cgroup.conf with
 #                       ConstrainCores=yes ConstrainDevices=yes, cgroup/v1
@@ -263,7 +266,7 @@ ngc_write_config() {
         [ -n "${NGC_SLURM_EXTRA:-}" ] && printf '%s\n' "$NGC_SLURM_EXTRA"
         local k
         for ((k = 1; k <= nodes; k++)); do
-            echo "NodeName=ng$k NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((NGC_PORT + k)) $hw RealMemory=1000 $gres State=UNKNOWN"
+            echo "NodeName=$(ngc_node_name $k) NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((NGC_PORT + k)) $hw RealMemory=1000 $gres State=UNKNOWN"
         done
         echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
     } >"$NGC_CONF"
@@ -326,6 +329,12 @@ ngc_write_cgroup_conf() {
     } >"$1"
 }
 
+# ngc_node_name K: the name of node K (1..NGC_NODES).
+ngc_node_name() {
+    # shellcheck disable=SC2059
+    printf "${NGC_NODE_FMT:-ng%d}" "$1"
+}
+
 # Is a TCP port on 127.0.0.1 accepting connections?
 ngc_port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -375,12 +384,14 @@ ngc_start() {
         ngc_log "slurmctld did not open port $NGC_PORT"; ngc_dump_logs; return 1
     fi
     for ((k = 1; k <= nodes; k++)); do
-        mkdir -p "$NGC_DIR/spool/ng$k"
+        local name
+        name=$(ngc_node_name $k)
+        mkdir -p "$NGC_DIR/spool/$name"
         if [ -n "${NGC_TOPOLOGY:-}" ]; then
-            HWLOC_XMLFILE=$NGC_TOPOLOGY "$NGC_SBIN/slurmd" -D -N "ng$k" -f "$NGC_CONF" \
-                >>"$NGC_DIR/log/slurmd.ng$k.out" 2>&1 &
+            HWLOC_XMLFILE=$NGC_TOPOLOGY "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" \
+                >>"$NGC_DIR/log/slurmd.$name.out" 2>&1 &
         else
-            "$NGC_SBIN/slurmd" -D -N "ng$k" -f "$NGC_CONF" >>"$NGC_DIR/log/slurmd.ng$k.out" 2>&1 &
+            "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" >>"$NGC_DIR/log/slurmd.$name.out" 2>&1 &
         fi
         NGC_SLURMD_PIDS+=($!)
     done

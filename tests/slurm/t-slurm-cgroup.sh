@@ -73,7 +73,8 @@ printf "cg\trank=%s\tdevs=%s\tcpuset=%s\n" "$SLURM_PROCID" "$devs" "$cpuset"
 exec '"$NGT_PROBE"' NUMAGUARD_GPUS NUMAGUARD_CPUS OMP_NUM_THREADS CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS'
 
 # check FILE LABEL NTASKS MODE: MODE own (NUMAGUARD_GPUS = accessible
-# devices) or shared (a non-empty subset of them).
+# devices), shared (a non-empty subset of them) or none (no device, no
+# GPU, the tasks' CPUs together = the step's cpuset).
 check() {
     emit < <(python3 - "$@" "${BUS[@]}" <<'EOF'
 import sys
@@ -94,7 +95,11 @@ for r, t in sorted(pr.items()):
     c = cg.get(r, {})
     mine = {bus[int(m)] for m in c.get("devs", "").split(",") if m}
     got = set(filter(None, (t.get("NUMAGUARD_GPUS") or "").split(",")))
-    if not mine or (got != mine if mode == "own" else not (got and got <= mine)):
+    if mode == "none":
+        bad = mine or got or t.get("NUMAGUARD_GPUS") != ""
+    else:
+        bad = not mine or (got != mine if mode == "own" else not (got and got <= mine))
+    if bad:
         errs["gpus"].append(f"rank {r}: devices {sorted(mine)} NUMAGUARD_GPUS {sorted(got)} "
                             f"(CUDA_VISIBLE_DEVICES={t.get('CUDA_VISIBLE_DEVICES')} "
                             f"SLURM_STEP_GPUS={t.get('SLURM_STEP_GPUS')})")
@@ -105,8 +110,16 @@ for r, t in sorted(pr.items()):
     if t.get("OMP_NUM_THREADS") != str(len(aff)):
         errs["threads"].append(f"rank {r}: OMP_NUM_THREADS={t.get('OMP_NUM_THREADS')} for {len(aff)} CPUs")
 ran = len(pr) == int(n)
-what = {"gpus": "NUMAGUARD_GPUS = the devices the cgroup allows" if mode == "own"
-        else "NUMAGUARD_GPUS within the devices the cgroup allows",
+# A CPU-only step: its tasks together use the whole step's cpuset.
+union, step = set(), set()
+for r, t in pr.items():
+    union |= cpus(t.get("NUMAGUARD_CPUS"))
+    step |= cpus(cg.get(r, {}).get("cpuset"))
+if mode == "none" and union != step:
+    errs["cpus"].append(f"tasks' CPUs {sorted(union)} are not the step's cpuset {sorted(step)}")
+what = {"gpus": {"own": "NUMAGUARD_GPUS = the devices the cgroup allows",
+                 "shared": "NUMAGUARD_GPUS within the devices the cgroup allows",
+                 "none": "the cgroup allows no GPU device, NUMAGUARD_GPUS empty"}[mode],
         "cpus": "affinity = NUMAGUARD_CPUS, inside the step's cpuset",
         "threads": "OMP_NUM_THREADS = CPUs owned"}
 for k in ("gpus", "cpus", "threads"):
@@ -153,4 +166,28 @@ srun -D "$NGT_OUT" -n 1 -c 1 --gpus-per-task=2 --numa-policy=local --omp-guard s
 ok $? "beside another job, gpus-per-task=2: srun exits 0"
 check "$f.2" "beside another job, gpus-per-task=2" 1 own
 wait "$holder"
+
+# A CPU-only step inside a GPU job (issue 19): the devices cgroup of a
+# srun --gres=none or --gpus=0 step denies every GPU, Slurm keeps
+# SLURM_JOB_GPUS there: no GPU, no warning, CPUs from the whole step. The
+# GPU steps of the same job as above.
+job=$NGT_OUT/gpu-job
+{
+    echo '#!/bin/bash'
+    for s in "none --gres=none" "gpus0 --gpus=0" "gres2 --gres=gpu:2" "pertask --gpus-per-task=1"; do
+        printf 'srun -n 2 %s --numa-policy=local --omp-guard sh -c %q >%s 2>%s\n' \
+            "${s#* }" "$TASK" "$job.${s%% *}" "$job.${s%% *}.err"
+    done
+} >"$job.sh"
+ngc_wait_idle 10
+sbatch --wait -n 2 --gres=gpu:2 -o "$job.out" "$job.sh" >/dev/null 2>&1
+ok $? "sbatch -n 2 --gres=gpu:2 with four steps: exit 0"
+check "$job.none" "srun --gres=none in a GPU job" 2 none
+check "$job.gpus0" "srun --gpus=0 in a GPU job" 2 none
+is "$(cat "$job.none.err" "$job.gpus0.err" | grep -c numaguard)" 0 \
+    "CPU-only steps of a GPU job: no numaguard line (no warning)"
+check "$job.gres2" "srun --gres=gpu:2 in the same job" 2 shared
+check "$job.pertask" "srun --gpus-per-task=1 in the same job" 2 own
+unlike "$(cat "$job.gres2.err" "$job.pertask.err")" "numaguard: .*(cannot identify|gres.conf|differ)" \
+    "GPU steps of the job: no GPU identity warning"
 ngt_done

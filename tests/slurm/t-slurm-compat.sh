@@ -174,6 +174,11 @@ xe_cmds() {
     c omp-force OMP_NUM_THREADS=3 -- -n 2 -c 8 --numa-policy=local,verbose --omp-guard=force
     c env-policy "$ENVPOL=prefer,verbose" -- -n 2 -c 8 --gpus-per-task=1
     c env-policy-invalid "$ENVPOL=bogus" -- -n 2
+    # The internal variable skips srun's check (srun refuses the SPANK one).
+    c internal-policy-invalid-strict _SLURM_SPANK_OPTION_numaguard_numa_policy=bogus,strict -- -n 2
+    # A CPU-only step with the job's SLURM_JOB_GPUS in its environment (as
+    # every step of an sbatch --gres=gpu job has it): no GPU for the step.
+    c cpu-step-job-gpus SLURM_JOB_GPUS=0,1 -- -n 2 -c 16 --gres=none --numa-policy=local,verbose
     c policy-invalid -- -n 2 --numa-policy=local,bogus
     c omp-invalid -- -n 2 --numa-policy=local --omp-guard=0
     c policy-help -- -n 1 --numa-policy=help

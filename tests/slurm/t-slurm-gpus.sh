@@ -122,4 +122,65 @@ for n in ng1 ng2; do
 done
 ngt_check expect "$f" "-N 2 -n 8" 0:node=ng1 4:node=ng2 4:local=0 \
     "4:NUMAGUARD_GPUS=0000:03:00.0" "7:NUMAGUARD_GPUS=0000:c4:00.0"
+# --- a CPU-only step inside a GPU job (issue 19) --------------------------
+# sbatch --gres=gpu:2, then srun --gres=none and srun --gpus=0: Slurm keeps
+# SLURM_JOB_GPUS in those steps, but they have no GPU: CPU slices of the
+# whole step, NUMAGUARD_GPUS empty, no warning. The GPU steps of the same
+# job keep their GPU-local slices. The node is named with several digits
+# (gpu0001) and the shared gres.conf's first record names its neighbours
+# gpu0000 and gpu0002-gpu0099 with the GPUs in reverse order: only the
+# node's own record gives GPU index i = the i-th GPU in bus order.
+topo=$NGT_TOPO/xe8640-4xh100-spr8480-snc4.xml
+mapfile -t bus < <(ngc_topology_nvidia_gpus "$topo" | cut -d' ' -f1)
+NGC_NODES=1 NGC_NODE_FMT=gpu%04d NGC_TASK_PLUGIN=task/none NGC_TOPOLOGY=$topo NGC_GPUS=auto
+NGC_GRES_TEMPLATE="NodeName=gpu[0000,0002-0099] Name=gpu File=@DEV@/nvidia[3,2,1,0]
+NodeName=gpu00[01] Name=gpu File=@DEV@/nvidia[0-3]"
+NGC_PLUGSTACK=$(ngt_plugstack "topology=$topo")
+ngt_cluster
+is "$(sinfo -h -N -o %N)" gpu0001 "the node is named gpu0001"
+NODE_CPUS=$(scontrol show node gpu0001 | sed -n 's/.*CPUTot=\([0-9]*\).*/\1/p')
+c=$((NODE_CPUS / 2))
+job=$NGT_OUT/cpu-step-in-gpu-job
+run_step() {   # run_step NAME SRUN-ARGS...: in the batch script
+    local name=$1
+    shift
+    printf 'srun -n 2 -c %s %s --numa-policy=local %s %s >%s 2>%s\n' "$c" "$*" "$NGT_PROBE" \
+        "${VARS[*]} SLURM_JOB_GPUS CUDA_VISIBLE_DEVICES" "$job.$name" "$job.$name.err"
+}
+{
+    echo '#!/bin/sh'
+    run_step none --gres=none
+    run_step gpus0 --gpus=0
+    run_step gres2 --gres=gpu:2
+    run_step pertask --gpus-per-task=1
+} >"$job.sh"
+ngc_wait_idle 10
+sbatch --wait -n 2 -c "$c" --gres=gpu:2 -o "$job.out" "$job.sh" >/dev/null 2>&1
+ok $? "sbatch --gres=gpu:2 with four steps: exit 0"
+for s in none gpus0; do
+    label="srun --${s/gpus0/gpus=0} in a GPU job"
+    label=${label/--none/--gres=none}
+    ngt_check expect "$job.$s" "$label: no GPU, the job's still listed" \
+        all:NUMAGUARD_GPUS= all:SLURM_JOB_GPUS=0,1 "all:SLURM_STEP_GPUS=<unset>" \
+        "all:CUDA_VISIBLE_DEVICES=<unset>"
+    # The CLI's plan for the whole step without GPUs: CPU slices of it.
+    ngt_check plan "$job.$s" "$label: CPUs from the whole step" "$NGT_CLI" "$topo" -- \
+        --cpus-per-task "$c" --numa-policy local
+    is "$(grep -c 'numaguard' "$job.$s.err")" 0 "$label: no numaguard line (no warning)"
+done
+# Shared GPUs: each task sees both, is placed near its share (as with
+# --gpus-per-task=1 below).
+ngt_check expect "$job.gres2" "srun --gres=gpu:2: both GPUs, gres order = bus order on gpu0001" \
+    "all:NUMAGUARD_GPUS=${bus[0]},${bus[1]}"
+ngt_check plan "$job.pertask" "srun --gpus-per-task=1 in the same job" "$NGT_CLI" "$topo" -- \
+    --cpus-per-task "$c" --task-gpus "0;1" --numa-policy local
+ngt_check expect "$job.pertask" "srun --gpus-per-task=1: its own GPU each" \
+    "0:NUMAGUARD_GPUS=${bus[0]}" "1:NUMAGUARD_GPUS=${bus[1]}"
+cpus_of() { sed -n "s/^rank=$2\t.*NUMAGUARD_CPUS=\([^\t]*\).*/\1/p" "$1"; }
+is "$(cpus_of "$job.gres2" 0) $(cpus_of "$job.gres2" 1)" \
+    "$(cpus_of "$job.pertask" 0) $(cpus_of "$job.pertask" 1)" \
+    "srun --gres=gpu:2: each task on its GPU's share, the slices of --gpus-per-task=1"
+is "$(cat "$job.gres2.err" "$job.pertask.err" | grep -c numaguard)" 0 "GPU steps: no numaguard line"
+ngc_wait_idle 20
+is "$(ngc_node_states)" idle "node gpu0001 idle after the job"
 ngt_done

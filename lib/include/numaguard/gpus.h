@@ -25,7 +25,9 @@ extern "C" {
  */
 typedef struct ng_gpu_env {
     const char *slurm_step_gpus;      /**< SLURM_STEP_GPUS: global gres indices */
-    const char *slurm_job_gpus;       /**< SLURM_JOB_GPUS: global gres indices */
+    const char *slurm_job_gpus;       /**< SLURM_JOB_GPUS: the JOB's global gres indices;
+                                           never evidence for a step's task (ng_task_gpus
+                                           ignores it: every step of a GPU job has it) */
     const char *cuda_visible_devices; /**< indices, GPU-/MIG- UUIDs */
     const char *rocr_visible_devices; /**< indices or GPU- UUIDs */
     const char *ze_affinity_mask;     /**< "0", "0.1", "1,2" */
@@ -59,26 +61,42 @@ int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
 void ng_gres_order_free(ng_gres_order *order);
 
 /**
- * The GPUs of ONE task of a Slurm step, by the one rule of docs/gpu-order.md:
- *  1. none of @p env's variables is set: no GPU;
+ * The GPUs of ONE task of a Slurm step, by the one rule of docs/gpu-order.md,
+ * from step-level evidence only:
+ *  1. none of @p env's step variables is set (SLURM_STEP_GPUS,
+ *     CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK,
+ *     GPU_DEVICE_ORDINAL): no GPU. SLURM_JOB_GPUS is never read: Slurm keeps
+ *     it in a step that has no GPU of its own (srun --gres=none or --gpus=0
+ *     inside a GPU job);
  *  2. @p order given and this process's devices cgroup (task/cgroup with
  *     ConstrainDevices=yes) denies some of its device files: the ones it
- *     allows (checked with access(2), never opened). Slurm then renumbers
- *     the task's variables from 0, so the cgroup is the only evidence that
- *     names the devices;
- *  3. else the variables: SLURM_STEP_GPUS / SLURM_JOB_GPUS through @p order
- *     when given; else CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES /
- *     ZE_AFFINITY_MASK (UUIDs via NVML when available or /proc/driver/nvidia;
- *     plain indices as positions among the topology's GPUs of that vendor
- *     in bus order).
+ *     allows (checked with access(2), never opened), none when it denies
+ *     them all. Slurm then renumbers the task's variables from 0, so the
+ *     cgroup is the only evidence that names the devices;
+ *  3. else the variables: SLURM_STEP_GPUS through @p order when given
+ *     (Slurm's gres index order); else CUDA_VISIBLE_DEVICES /
+ *     ROCR_VISIBLE_DEVICES / ZE_AFFINITY_MASK (UUIDs via NVML when
+ *     available or /proc/driver/nvidia; plain indices as positions among
+ *     the topology's GPUs of that vendor in bus order).
  * @p out_idx receives up to @p max topology GPU indices (sorted, unique) and
  * @p n_out their number (0 = the task has no GPU). Returns 0, or -1 when a
- * listed GPU cannot be identified (err says which).
+ * listed GPU cannot be identified (err says which, values escaped).
  */
 int ng_task_gpus(const ng_topology *topo, const ng_gres_order *order,
                  const ng_gpu_env *env, const char *fsroot,
                  int *out_idx, unsigned max, unsigned *n_out,
                  char *err, size_t errlen);
+
+/**
+ * The GPUs of one task of a step that has @p n_step_gpus GPUs on this node
+ * (ng_step_gpus of the step's SLURM_STEP_GPUS; 0 when the step has none):
+ * no GPU at all when the step has none (a CPU-only step, also inside a GPU
+ * job, whatever the task's environment inherited), else ng_task_gpus().
+ * Same outputs and errors as ng_task_gpus().
+ */
+int ng_step_task_gpus(const ng_topology *topo, const ng_gres_order *order,
+                      unsigned n_step_gpus, const ng_gpu_env *env, const char *fsroot,
+                      int *out_idx, unsigned max, unsigned *n_out, char *err, size_t errlen);
 
 /**
  * The GPUs of a whole step on this node, in Slurm's gres index order:

@@ -81,7 +81,12 @@ typedef struct ng_proc_view {
     const char *thread_caps;          /**< thread-count variables set in environ,
                                            "OMP_NUM_THREADS=2 ..." (raw values) */
     int numaguard_started;            /**< NUMAGUARD_POLICY in environ */
-    char job_id[24];                  /**< Slurm job (cgroup job_ID, else SLURM_JOB_ID) */
+    char job_id[24];                  /**< Slurm job its cgroup names (Slurm's layout,
+                                           ng_inspect_list_job); "" when none: never
+                                           from its environment */
+    unsigned uid;                     /**< owner: the real uid (status Uid:) */
+    char user[64];                    /**< the owner's name ("" when the uid has none;
+                                           raw bytes from the passwd database) */
     ng_notes warnings, errors;
 } ng_proc_view;
 
@@ -111,12 +116,32 @@ typedef struct ng_inspection ng_inspection;
 int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
                          int *pids, unsigned max, unsigned *n);
 
-/** Processes of Slurm job @p job_id (digits): a /proc/PID/cgroup path with a
- *  "job_ID" component (cgroup v1 cpuset/freezer .../slurm/uid_U/job_ID/...,
- *  v2 .../job_ID/...), or SLURM_JOB_ID=ID in its environ. slurmstepd itself,
- *  kernel threads and @p skip_pid left out. -1 (err) for a malformed id. */
+/** ng_inspect_list_job() found no process in the job's cgroup here
+ *  (proctrack/linuxproc or pgid without task/cgroup, or no process of it
+ *  runs here): the kernel cannot tell; ask Slurm (ng_inspect_list_job_record). */
+#define NG_INSPECT_NO_JOB_CGROUPS 1
+
+/** Processes of Slurm job @p job_id (digits), from the kernel alone: those
+ *  whose /proc/PID/cgroup puts them in the job in Slurm's own layout (the
+ *  job_ID level of v1 /slurm[_NODE]/uid_U/job_ID/..., v2 [/system.slice]/
+ *  [NODE_]slurmstepd.scope/job_ID/...; not a cgroup the job's user made
+ *  below it, not a path with ".."). Never from a process's environment
+ *  (anybody can export SLURM_JOB_ID). Slurm's own slurmstepd (root's, its
+ *  executable slurmstepd: a process merely named so is listed), kernel
+ *  threads and @p skip_pid left out. Returns 0 (*n > 0),
+ *  NG_INSPECT_NO_JOB_CGROUPS (*n = 0) when no process here is in the job's
+ *  cgroup, -1 (err) for a malformed id or an unreadable /proc. */
 int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
                         int *pids, unsigned max, unsigned *n, char *err, size_t errlen);
+
+/** Processes of Slurm job @p job_id by Slurm's own record where no cgroup
+ *  names jobs: @p record is the text `scontrol listpids JOB` printed ("PID
+ *  JOBID STEPID LOCALID GLOBALID" lines; the caller runs it). Lines of other
+ *  jobs and malformed ones, processes gone since, kernel threads, Slurm's
+ *  slurmstepd and @p skip_pid left out; sorted, unique. 0, or -1 (err). */
+int ng_inspect_list_job_record(const char *fsroot, const char *job_id, const char *record,
+                               int skip_pid, int *pids, unsigned max, unsigned *n,
+                               char *err, size_t errlen);
 
 /** Read and judge @p n processes (at most NG_INSPECT_MAX_PIDS). A process
  *  that does not exist gives a view with gone = 1; what cannot be read

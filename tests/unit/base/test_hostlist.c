@@ -4,7 +4,10 @@
 #include "private/hostlist.h"
 #include "tap.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct collect {
     char text[1024];
@@ -119,6 +122,78 @@ static void test_member(void)
     member("gpu[000001-999999]", "gpu123456", 1);
     member("gpu[000001-999999]", "gpu0123456", 0);
     member("a,b,c", "c", 1);
+    /* Digits between brackets and names with several digits. */
+    member("n[1-2]0[3-4]", "n203", 1);
+    member("n[1-2]0[3-4]", "n213", 0);
+    member("n[1-12][0-9]", "n119", 1);
+    member("n[1-12][0-9]", "n1", 0);
+    member("gpu[0000,0002-0099]", "gpu0001", 0);
+    member("gpu[0000,0002-0099]", "gpu0042", 1);
+    member("gpu00[01]", "gpu0001", 1);
+    member("node[0,0,0][0,0][9]", "node009", 1);
+    member("node[0,0,0][0,0][9]", "node0000", 0);
+    member("rack[01-12]n[001-128]", "rack07n064", 1);
+    member("rack[01-12]n[001-128]", "rack7n064", 0);
+}
+
+/* The bound of issue 19's timing checks: 10 ms in the normal build (the
+ * old matcher took 30-45 s); sanitizers slow every byte down 5-20 times,
+ * so there the bound only tells linear from the old blow-up. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define LINEAR_MS 500.0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LINEAR_MS 500.0
+#endif
+#endif
+#ifndef LINEAR_MS
+#define LINEAR_MS 10.0
+#endif
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Issue 19: one 4,090-byte gres.conf line, NodeName=node[0,0,...x674]
+ * x 3 then [9], cost 45 s for node "node0000" (every range and digit
+ * prefix of a bracket tried once per way through the brackets before it).
+ * Matching is linear in the expression now: well under 10 ms. */
+static void test_linear(void)
+{
+    size_t cap = 8192, used = 0;
+    char *line = malloc(cap);
+    if (!ok(line != NULL, "memory for the 4,090-byte line"))
+        return;
+    used += (size_t)snprintf(line + used, cap - used, "NodeName=node");
+    for (int b = 0; b < 3; b++) {
+        line[used++] = '[';
+        for (int i = 0; i < 674; i++)
+            used += (size_t)snprintf(line + used, cap - used, "%s0", i ? "," : "");
+        line[used++] = ']';
+    }
+    used += (size_t)snprintf(line + used, cap - used, "[9] Name=gpu File=/dev/nvidia0");
+    ok(used == 4090, "the gres.conf line is 4,090 bytes (%zu)", used);
+    /* The NodeName= value, as gres_conf.c hands it over. */
+    char *expr = line + strlen("NodeName=");
+    expr[strcspn(expr, " ")] = '\0';
+    char err[256] = "";
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = ngi_hostlist_contains(expr, "node0000", err, sizeof err);
+    int rc2 = ngi_hostlist_contains(expr, "node0009", err, sizeof err);
+    double ms = ms_since(&t0);
+    ok(rc == 0 && rc2 == 1, "the line names node0009, not node0000");
+    ok(ngi_hostlist_contains(expr, "node009", err, sizeof err) == 0 &&
+           ngi_hostlist_contains(expr, "node00009", err, sizeof err) == 0,
+       "nor node009 nor node00009");
+    if (!ok(ms < LINEAR_MS, "two lookups in the 4,090-byte line take %.3f ms (< %.0f ms)", ms, LINEAR_MS))
+        tap_diag("matching must be linear in the expression's size");
+    else
+        tap_diag("issue 19 line: 2 lookups in %.3f ms", ms);
+    free(line);
 }
 
 int main(void)
@@ -126,5 +201,6 @@ int main(void)
     test_expand();
     test_refused();
     test_member();
+    test_linear();
     return tap_done();
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char root_nv[512], root_amd[512], root_empty[512], tmpdir[256];
@@ -180,8 +181,59 @@ static void test_shared_conf(void)
                "shared: only other nodes' non-gpu records: no GPUs, no error");
 }
 
+/* The bound of issue 19's timing checks: 10 ms in the normal build (the
+ * old matcher took 30-45 s); sanitizers slow every byte down 5-20 times,
+ * so there the bound only tells linear from the old blow-up. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define LINEAR_MS 500.0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LINEAR_MS 500.0
+#endif
+#endif
+#ifndef LINEAR_MS
+#define LINEAR_MS 10.0
+#endif
+
+/* Issue 19: three 4,090-byte NodeName= lines (node[0,0,...x674] x 3 then
+ * [9]) before the node's own record cost 113 s per step in slurmstepd;
+ * hostlist matching is linear now: the whole file in under 10 ms. */
+static void test_conf_linear(void)
+{
+    size_t cap = 16384, used = 0;
+    char *text = malloc(cap);
+    if (!ok(text != NULL, "memory for the gres.conf"))
+        return;
+    for (int line = 0; line < 3; line++) {
+        size_t start = used;
+        used += (size_t)snprintf(text + used, cap - used, "NodeName=node");
+        for (int b = 0; b < 3; b++) {
+            text[used++] = '[';
+            for (int i = 0; i < 674; i++)
+                used += (size_t)snprintf(text + used, cap - used, "%s0", i ? "," : "");
+            text[used++] = ']';
+        }
+        used += (size_t)snprintf(text + used, cap - used, "[9] Name=gpu File=/dev/nvidia0");
+        if (line == 0)
+            ok(used - start == 4090, "each NodeName= line is 4,090 bytes");
+        text[used++] = '\n';
+    }
+    snprintf(text + used, cap - used, "NodeName=node0000 Name=gpu File=/dev/nvidia[1-2]\n");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    check_conf(text, "node0000", NULL, "/dev/nvidia1,/dev/nvidia2",
+               "three 4,090-byte NodeName= lines, then node0000's record");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ok(ms < LINEAR_MS, "gres.conf with three 4,090-byte NodeName= lines read in %.3f ms (< %.0f ms)", ms,
+       LINEAR_MS);
+    tap_diag("issue 19 gres.conf (3 lines + node0000's): %.3f ms", ms);
+    free(text);
+}
+
 static void test_conf(void)
 {
+    test_conf_linear();
     check_conf("# comment\nName=gpu File=/dev/nvidia[0-1] # two\nName=gpu File=/dev/nvidia3\n",
                NULL, NULL, "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3", "two lines, comments");
     check_conf("NodeName=gpu[01-02] Name=gpu Type=a100 File=/dev/nvidia[0-1]\n"
@@ -292,7 +344,11 @@ static void test_nvidia(void)
     check_env(t, &files, root_nv, &e, "4e,5f", "renumbered CUDA_VISIBLE_DEVICES (ConstrainDevices): "
               "global SLURM_STEP_GPUS=3,1 wins");
     e = ENV(.slurm_job_gpus = "2", .cuda_visible_devices = "0");
-    check_env(t, &files, root_nv, &e, "db", "SLURM_JOB_GPUS when no SLURM_STEP_GPUS");
+    check_env(t, &files, root_nv, &e, "4e", "SLURM_JOB_GPUS is never read: CUDA_VISIBLE_DEVICES "
+              "decides");
+    e = ENV(.slurm_job_gpus = "0,1");
+    check_env(t, &files, root_nv, &e, "", "SLURM_JOB_GPUS alone (a CPU-only step of a GPU job) "
+              "-> no GPU");
     e = ENV(.slurm_step_gpus = "2", .cuda_visible_devices = "2");
     check_env(t, NULL, root_nv, &e, "cb", "no gres order: global index = position in bus order");
     e = ENV(.cuda_visible_devices = "1,0", .rocr_visible_devices = "1,0", .ze_affinity_mask = "1,0");
@@ -314,6 +370,25 @@ static void test_nvidia(void)
     e = ENV(.cuda_visible_devices = NULL);
     check_env(t, &files, root_nv, &e, "", "nothing set -> no GPU");
 
+    /* A step with no GPU on this node (srun --gres=none in a GPU job): its
+     * tasks have none, whatever their variables say; with GPUs the task
+     * rule answers. */
+    {
+        int idx[NG_MAX_GPUS];
+        unsigned n = 99;
+        char err[256] = "";
+        e = ENV(.slurm_step_gpus = "0", .slurm_job_gpus = "0,1", .cuda_visible_devices = "0");
+        ok(ng_step_task_gpus(t, &files, 0, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 0, "ng_step_task_gpus: a step without GPUs -> no GPU for its tasks");
+        n = 99;
+        ok(ng_step_task_gpus(t, &files, 2, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 1 && !strcmp(ng_topology_gpu(t, (unsigned)idx[0])->pci_bus_id, "0000:cb:00.0"),
+           "ng_step_task_gpus: a step with GPUs -> the task rule (SLURM_STEP_GPUS=0 via File=)");
+        e = ENV(.slurm_step_gpus = "7");
+        ok(ng_step_task_gpus(t, &files, 0, &e, root_nv, idx, NG_MAX_GPUS, &n, err, sizeof err) == 0 &&
+               n == 0, "ng_step_task_gpus: no step GPU -> nothing read, no error");
+    }
+
     /* errors */
     e = ENV(.slurm_step_gpus = "7", .cuda_visible_devices = "0");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=7: unknown GPU index 7",
@@ -321,8 +396,8 @@ static void test_nvidia(void)
     e = ENV(.slurm_step_gpus = "abc");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=abc: 'abc' is not a GPU index",
               "malformed SLURM_STEP_GPUS");
-    e = ENV(.slurm_job_gpus = "1,,2");
-    check_env(t, &files, root_nv, &e, "ERR:SLURM_JOB_GPUS=1,,2: empty entry", "empty entry");
+    e = ENV(.slurm_step_gpus = "1,,2");
+    check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=1,,2: empty entry", "empty entry");
     e = ENV(.slurm_step_gpus = "300");
     check_env(t, &files, root_nv, &e, "ERR:SLURM_STEP_GPUS=300", "index >= NG_MAX_GPUS");
     e = ENV(.cuda_visible_devices = "4");

@@ -22,6 +22,7 @@
 static char root[64];
 static ng_topology *topo;
 static int fake_ppid = 1;   /* PPid of the next fake process */
+static int fake_uid = -1;   /* real uid of the next fake process (-1: no Uid line) */
 
 /* ---- building the fake tree ---- */
 
@@ -77,9 +78,11 @@ static void fake_thread_files(int pid, const char *comm, const fake_thread *t)
 static void fake_proc(int pid, const char *comm, const char *cpus, const fake_thread *th,
                       unsigned nth, const char *environ, const char *cgroup)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "Name:\t%s\nPPid:\t%d\nThreads:\t%u\nCpus_allowed_list:\t%s\n"
-             "Mems_allowed_list:\t0-7\n", comm, fake_ppid, nth, cpus);
+    char buf[1024], uid[64] = "";
+    if (fake_uid >= 0)
+        snprintf(uid, sizeof uid, "Uid:\t%d\t%d\t%d\t%d\n", fake_uid, fake_uid, fake_uid, fake_uid);
+    snprintf(buf, sizeof buf, "Name:\t%s\nPPid:\t%d\n%sThreads:\t%u\nCpus_allowed_list:\t%s\n"
+             "Mems_allowed_list:\t0-7\n", comm, fake_ppid, uid, nth, cpus);
     putf(buf, "/proc/%d/status", pid);
     snprintf(buf, sizeof buf, "%s\n", comm);
     putf(buf, "/proc/%d/comm", pid);
@@ -388,51 +391,124 @@ static int list_is(const int *got, unsigned n, const int *want, unsigned wn)
     return 1;
 }
 
-/* Slurm jobs from cgroup paths (v1, v2) or SLURM_JOB_ID; slurmstepd and
- * kernel threads left out. */
+/* A fake /proc/PID/exe link (its target need not exist). */
+static void fake_exe(int pid, const char *target)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/proc/%d/exe", root, pid);
+    unlink(path);
+    if (symlink(target, path) != 0)
+        tap_diag("symlink %s: %s", path, strerror(errno));
+}
+
+/* One process with one thread in cgroup @p cg, environment @p env. */
+static void job_proc(int pid, const char *comm, const char *env, const char *cg)
+{
+    fake_thread th[1] = {{pid, 'S', 0, "0"}};
+    fake_proc(pid, comm, "0", th, 1, env, cg);
+}
+
+/* Slurm jobs from the kernel's cgroup alone, in Slurm's own layout (issue
+ * 19): never a process's SLURM_JOB_ID, never a cgroup a user made below a
+ * job or outside Slurm's tree, never a ".." path; Slurm's slurmstepd left
+ * out, a process merely named slurmstepd listed; where no cgroup names
+ * jobs, Slurm's record (scontrol listpids). */
 static void test_jobs(void)
 {
     reset_tree();
-    fake_thread th[1] = {{0, 'S', 0, "0"}};
-    th[0].tid = 1200;
-    fake_proc(1200, "v1task", "0", th, 1, "",
-              "12:freezer:/slurm/uid_1000/job_77/step_0\n5:cpuset:/slurm/uid_1000/job_77/step_0\n");
-    th[0].tid = 1300;
-    fake_proc(1300, "v2task", "0", th, 1, "",
-              "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
-    th[0].tid = 1400;
-    fake_proc(1400, "byenv", "0", th, 1, "SLURM_JOB_ID=77|SLURM_STEP_ID=0", "0::/user.slice\n");
-    th[0].tid = 1500;
-    fake_proc(1500, "slurmstepd", "0", th, 1, "",
-              "0::/system.slice/slurmstepd.scope/job_77/step_0/slurm\n");
-    th[0].tid = 1600;
-    fake_proc(1600, "other", "0", th, 1, "SLURM_JOB_ID=770", "0::/x/job_770/step_0\n");
-    th[0].tid = 1700;
-    fake_proc(1700, "kthread", "0", th, 1, "", "0::/system.slice/slurmstepd.scope/job_77\n");
+    fake_uid = 1000;
+    job_proc(1200, "v1task", "",
+             "12:freezer:/slurm/uid_1000/job_77/step_0\n5:cpuset:/slurm/uid_1000/job_77/step_0\n");
+    job_proc(1300, "v2task", "", "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
+    job_proc(1400, "byenv", "SLURM_JOB_ID=77|SLURM_STEP_ID=0", "0::/user.slice\n");
+    job_proc(1410, "nested", "SLURM_JOB_ID=77",
+             "0::/system.slice/slurmstepd.scope/job_5/step_0/job_77\n");
+    job_proc(1420, "v1nested", "", "5:cpuset:/slurm/uid_1000/job_5/step_0/job_77/step_0\n");
+    job_proc(1430, "usermade", "",
+             "0::/user.slice/user-1000.slice/user@1000.service/slurmstepd.scope/job_77/x\n");
+    job_proc(1440, "dotdot", "", "0::/../../system.slice/slurmstepd.scope/job_77/step_0\n");
+    job_proc(1450, "v1elsewhere", "", "5:cpuset:/user/uid_1000/job_77\n");
+    job_proc(1460, "multislurmd", "", "3:cpuset:/slurm_ng1/uid_0/job_79/step_0\n"
+                                      "5:devices:/slurm_ng1/uid_0/job_79/step_0/task_0\n");
+    job_proc(1470, "v2node", "", "0::/system.slice/ng0042_slurmstepd.scope/job_79/step_1\n");
+    job_proc(1600, "other", "SLURM_JOB_ID=770", "0::/system.slice/slurmstepd.scope/job_770/s\n");
+    fake_uid = 0;
+    job_proc(1500, "slurmstepd", "", "0::/system.slice/slurmstepd.scope/job_77/step_0/slurm\n");
+    fake_exe(1500, "/usr/sbin/slurmstepd-wlm");
+    job_proc(1550, "slurmstepd", "", "0::/system.slice/slurmstepd.scope/job_77/step_0/user\n");
+    fake_exe(1550, "/usr/bin/python3.11");
+    job_proc(1700, "kthread", "", "0::/system.slice/slurmstepd.scope/job_77\n");
     putf("", "/proc/1700/cmdline");
+    fake_uid = -1;
     int pids[16];
     unsigned n = 0;
     char err[256] = "";
-    static const int want77[] = {1200, 1400}, want78[] = {1300};
+    static const int want77[] = {1200, 1550}, want78[] = {1300}, want79[] = {1460, 1470};
     ok(ng_inspect_list_job(root, "77", 0, pids, 16, &n, err, sizeof err) == 0 &&
        list_is(pids, n, want77, 2),
-       "job 77: the cgroup v1 task and the SLURM_JOB_ID process (not slurmstepd, not job 770)");
+       "job 77: its v1 task and a root process named slurmstepd (not Slurm's slurmstepd, not "
+       "SLURM_JOB_ID=77, not job_77 below job_5, outside Slurm's tree or past '..')");
+    if (n != 2 || !list_is(pids, n, want77, 2))
+        for (unsigned i = 0; i < n; i++)
+            tap_diag("listed %d", pids[i]);
     ok(ng_inspect_list_job(root, "78", 0, pids, 16, &n, err, sizeof err) == 0 &&
        list_is(pids, n, want78, 1), "job 78: the cgroup v2 task");
-    ok(ng_inspect_list_job(root, "7", 0, pids, 16, &n, err, sizeof err) == 0 && n == 0,
-       "job 7: job_77 is not job_7");
+    ok(ng_inspect_list_job(root, "79", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want79, 2), "job 79: slurm_NODE (v1) and NODE_slurmstepd.scope (v2)");
+    ok(ng_inspect_list_job(root, "5", 0, pids, 16, &n, err, sizeof err) == 0 && n == 2,
+       "job 5: the processes in cgroups its user made below it");
+    ok(ng_inspect_list_job(root, "7", 0, pids, 16, &n, err, sizeof err) ==
+           NG_INSPECT_NO_JOB_CGROUPS && n == 0,
+       "job 7: job_77 is not job_7 (no cgroup names job 7: ask Slurm)");
     ok(ng_inspect_list_job(root, "7x\033", 0, pids, 16, &n, err, sizeof err) < 0 &&
        strcmp(err, "invalid job id '7x\\x1b': expected a Slurm job number") == 0,
        "a malformed job id: %s", err);
-    int pid = 1200;
-    ng_inspection *ins = inspect(&pid, 1);
-    ok(ins && strcmp(ng_inspection_proc(ins, 0)->job_id, "77") == 0, "job id of a process");
+    int two[2] = {1200, 1400};
+    ng_inspection *ins = inspect(two, 2);
+    ok(ins && strcmp(ng_inspection_proc(ins, 0)->job_id, "77") == 0 &&
+           strcmp(ng_inspection_proc(ins, 1)->job_id, "") == 0,
+       "job id of a process: its cgroup's, none from SLURM_JOB_ID");
+    ok(ins && ng_inspection_proc(ins, 0)->uid == 1000, "owner: the real uid (1000)");
     ng_inspection_free(ins);
-    static const int want_all[] = {1200, 1300, 1400, 1500, 1600}, want_skip[] = {1200, 1300, 1500, 1600};
+    int one = 1550;
+    ins = inspect(&one, 1);
+    ok(ins && ng_inspection_proc(ins, 0)->uid == 0 &&
+           strcmp(ng_inspection_proc(ins, 0)->user, "root") == 0, "owner: root (uid 0)");
+    ng_inspection_free(ins);
+
+    /* Slurm's record where no cgroup names jobs. */
+    static const char record[] =
+        "PID      JOBID    STEPID   LOCALID GLOBALID\n"
+        "1550     77       0        0       0       \n"
+        "1200     77       0        1       1       \n"
+        "1300     78       0        0       0       \n"
+        "1500     77       batch    -       -       \n"
+        "99999    77       0        2       2       \n"
+        "1700     77       0        3       3       \n"
+        "1200     77       0        1       1       \n"
+        "junk line\n"
+        "1400     777      0        0       0";
+    ok(ng_inspect_list_job_record(root, "77", record, 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want77, 2),
+       "Slurm's record of job 77: its processes (not job 78's or 777's, not slurmstepd, not a "
+       "gone pid or a kernel thread, each once)");
+    ok(ng_inspect_list_job_record(root, "77", record, 1550, pids, 16, &n, err, sizeof err) == 0 &&
+       n == 1 && pids[0] == 1200, "Slurm's record: the caller left out");
+    ok(ng_inspect_list_job_record(root, "7;x", record, 0, pids, 16, &n, err, sizeof err) < 0,
+       "Slurm's record: a malformed job id refused");
+
+    /* No process in any job's cgroup: the kernel cannot tell. */
+    reset_tree();
+    job_proc(2100, "byenv", "SLURM_JOB_ID=77", "0::/user.slice\n");
+    job_proc(2200, "plain", "", "6:freezer:/\n3:cpuset:/\n0::/\n");
+    ok(ng_inspect_list_job(root, "77", 0, pids, 16, &n, err, sizeof err) ==
+           NG_INSPECT_NO_JOB_CGROUPS && n == 0,
+       "no cgroup names the job: NG_INSPECT_NO_JOB_CGROUPS, nothing listed (SLURM_JOB_ID ignored)");
+    static const int want_all[] = {2100, 2200}, want_skip[] = {2200};
     ok(ng_inspect_list_user(root, (unsigned)getuid(), 0, pids, 16, &n) == 0 &&
-       list_is(pids, n, want_all, 5), "processes of the user: kernel thread left out");
-    ok(ng_inspect_list_user(root, (unsigned)getuid(), 1400, pids, 16, &n) == 0 &&
-       list_is(pids, n, want_skip, 4), "the caller itself left out");
+       list_is(pids, n, want_all, 2), "processes of the user (their /proc dirs)");
+    ok(ng_inspect_list_user(root, (unsigned)getuid(), 2100, pids, 16, &n) == 0 &&
+       list_is(pids, n, want_skip, 1), "the caller itself left out");
     ok(ng_inspect_list_user(root, (unsigned)getuid() + 1, 0, pids, 16, &n) == 0 && n == 0,
        "another uid owns none of them");
 }
