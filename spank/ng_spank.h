@@ -130,6 +130,8 @@ typedef struct ng_step {
     unsigned n_step_gpus;
     char cpu_source[96];             /**< where the step's CPUs came from */
     char gres_warning[640];          /**< gres.conf unusable here ("" = fine) */
+    char cpu_warning[512];           /**< Slurm's core list does not fit the topology
+                                          (node config and hardware differ; "" = fine) */
     hwloc_bitmap_t cpus;             /**< the step's CPUs here (kept for re-planning) */
     unsigned cpus_per_task;
     const char *const *thread_vars;

@@ -394,6 +394,8 @@ int slurm_spank_user_init(spank_t sp, int argc, char **argv)
         slurm_info("numaguard: node %s: %s", node, g_step.cache_note);
     if (g_step.gres_warning[0])   /* for the admin (slurmd log); task 0 tells the user */
         slurm_info("numaguard: node %s: %s", node, g_step.gres_warning);
+    if (g_step.cpu_warning[0])
+        slurm_info("numaguard: node %s: %s", node, g_step.cpu_warning);
     return 0;
 }
 
@@ -562,6 +564,8 @@ static void report_plan_warnings(uint32_t local)
         return;
     if (g_step.gres_warning[0])
         task_say("numaguard: warning: %s\n", g_step.gres_warning);
+    if (g_step.cpu_warning[0])
+        task_say("numaguard: warning: %s\n", g_step.cpu_warning);
     for (unsigned i = 0; i < ng_plan_warning_count(g_step.plan); i++)
         task_say("numaguard: warning: %s\n", ng_plan_warning(g_step.plan, i));
 }

@@ -67,7 +67,8 @@ static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
         hwloc_bitmap_free(own);
         return step_fail(step, "out of memory");
     }
-    int have_cores = in->step_cores && *in->step_cores &&
+    int given = in->step_cores && *in->step_cores;
+    int have_cores = given &&
                      ng_step_cores_to_cpus(step->topo, in->step_cores, cores, err, sizeof err) == 0;
     int have_own = !step->plan_only && ng_current_cpus(own) == 0;
     hwloc_bitmap_copy(out, ng_topology_allowed_cpus(step->topo));
@@ -86,6 +87,13 @@ static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
     }
     hwloc_bitmap_free(cores);
     hwloc_bitmap_free(own);
+    /* Slurm's cores that do not fit the topology mean slurm.conf's node
+     * line and the hardware (or topology=) differ: the fallback above is
+     * still the best guess, but the admin and the user are told. */
+    if (given && !have_cores)
+        snprintf(step->cpu_warning, sizeof step->cpu_warning,
+                 "Slurm's core list %.64s does not fit the topology (%.200s); the step's CPUs "
+                 "are taken from %s instead", in->step_cores, err, step->cpu_source);
     if (hwloc_bitmap_iszero(out))
         return step_fail(step, "the step has no CPU in the topology (%s)", step->cpu_source);
     return 0;

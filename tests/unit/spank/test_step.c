@@ -227,7 +227,18 @@ static void test_cpu_only(void)
 
     rc = plan_step(&s, NULL, 1, 0, NULL, NULL);
     ok(rc == 0 && strcmp(s.cpu_source, "whole topology") == 0 && strcmp(fmt(s.cpus), "0-223") == 0 &&
-       s.ntasks == 1, "no core list (plan only): the whole topology, 0-223");
+       s.ntasks == 1 && !s.cpu_warning[0], "no core list (plan only): the whole topology, 0-223");
+    ng_step_free(&s);
+
+    /* Slurm's cores beyond the topology (node config and hardware differ):
+     * the fallback plans, and the admin and the user are told why. */
+    rc = plan_step(&s, NULL, 2, 0, "0-13,300", NULL);
+    ok(rc == 0 && strcmp(s.cpu_source, "whole topology") == 0 &&
+       strcmp(s.cpu_warning, "Slurm's core list 0-13,300 does not fit the topology (Slurm core 300 "
+              "does not exist in the topology (112 cores): node config and hardware differ); "
+              "the step's CPUs are taken from whole topology instead") == 0,
+       "cores 0-13,300 on 112 cores: planned from the fallback, said in cpu_warning ('%s')",
+       s.cpu_warning);
     ng_step_free(&s);
 
     ng_spank_conf conf;
