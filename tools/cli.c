@@ -29,19 +29,42 @@ static const struct command {
 
 static void usage(FILE *f)
 {
+    int width = 0;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        width = (int)strlen(commands[i].name) > width ? (int)strlen(commands[i].name) : width;
     fputs("usage: numaguard <command> [options]\ncommands:\n", f);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-*s  %s\n", width, commands[i].name, commands[i].summary);
     fputs("common options: --topology FILE (hwloc XML instead of this machine), --json\n"
           "run 'numaguard <command> --help' for the command's options,\n"
           "'numaguard --version' for the versions of numaguard, Slurm and hwloc\n", f);
 }
 
+/* The hwloc release this process runs with: hwloc records its own release
+ * (HWLOC_VERSION of the loaded library) as the root's "hwlocVersion" info
+ * of every topology it builds; a one-PU synthetic one costs nothing.
+ * hwloc_get_api_version() is the API's number (2.8.0 for hwloc 2.9 and
+ * later 2.x), which reads like a mismatch when printed as the release. */
+static void running_hwloc(char *buf, size_t len)
+{
+    hwloc_topology_t t;
+    snprintf(buf, len, "unknown");
+    if (hwloc_topology_init(&t) < 0)
+        return;
+    if (hwloc_topology_set_synthetic(t, "pu:1") == 0 && hwloc_topology_load(t) == 0) {
+        const char *v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "hwlocVersion");
+        if (v)
+            snprintf(buf, len, "%.32s", v);
+    }
+    hwloc_topology_destroy(t);
+}
+
 /* numaguard's release, the Slurm release the plugin was built for (it
- * loads only into that major release) and hwloc's, built and running. */
+ * loads only into that major release) and hwloc's, running and built. */
 static int print_version(void)
 {
-    unsigned hw = hwloc_get_api_version();
+    char hw[40];
+    running_hwloc(hw, sizeof hw);
     printf("numaguard %s\n", ng_version_string());
 #ifdef SLURM_VERSION_NUMBER
     printf("slurm %u.%02u.%u (SPANK plugin built against these headers; it loads only into "
@@ -51,9 +74,13 @@ static int print_version(void)
 #else
     printf("slurm none (built without Slurm headers: no SPANK plugin)\n");
 #endif
-    printf("hwloc API %u.%u.%u built, %u.%u.%u running\n", HWLOC_API_VERSION >> 16,
-           (HWLOC_API_VERSION >> 8) & 0xff, HWLOC_API_VERSION & 0xff, hw >> 16, (hw >> 8) & 0xff,
-           hw & 0xff);
+#ifdef HWLOC_VERSION
+    printf("hwloc %s running (built with the hwloc %s headers, API %u.%u)\n", hw, HWLOC_VERSION,
+           HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff);
+#else
+    printf("hwloc %s running (built with hwloc API %u.%u)\n", hw, HWLOC_API_VERSION >> 16,
+           (HWLOC_API_VERSION >> 8) & 0xff);
+#endif
     return 0;
 }
 
@@ -70,5 +97,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
     usage(stderr);
+    if (!strcmp(argv[1], "version"))
+        return cli_error(2, "unknown command 'version': the versions are 'numaguard --version'");
     return cli_error(2, "unknown command '%.64s'", argv[1]);
 }

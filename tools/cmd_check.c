@@ -530,6 +530,10 @@ static int render(const ng_topology *topo, const ng_inspection *ins, const check
         json_end_array(&j);
         summary_json(&j, ins);
         json_end_object(&j);
+    } else if (!shown && o->all) {
+        /* --all-mine that finds nothing says so (an empty output read as
+         * "numaguard did nothing"). */
+        printf("no process of uid %u but this check is running\n", (unsigned)getuid());
     } else {
         summary_text(ins, shown);
     }

@@ -117,6 +117,24 @@ static int gpu_item(const ng_topology *topo, const char *item, int *out)
     return 0;
 }
 
+/* More GPUs asked for than the topology has: say what would fit. */
+static int too_few_gpus(const plan_opts *o, unsigned ngpu)
+{
+    unsigned long need = (unsigned long)o->tasks * o->gpus_per_task;
+    if (ngpu == 0)
+        return cli_error(2, "plan: %u tasks x %u GPUs need %lu GPUs; this topology has none: "
+                         "leave out --gpus-per-task for CPU-only tasks", o->tasks,
+                         o->gpus_per_task, need);
+    if (o->gpus_per_task > ngpu)
+        return cli_error(2, "plan: %u tasks x %u GPUs need %lu GPUs; this topology has %u: "
+                         "use --gpus-per-task %u or less, or --task-gpus to give tasks GPUs "
+                         "by hand (shared: \"0;0\")", o->tasks, o->gpus_per_task, need, ngpu,
+                         ngpu);
+    return cli_error(2, "plan: %u tasks x %u GPUs need %lu GPUs; this topology has %u: use "
+                     "--tasks %u, or --task-gpus to share them (\"0;0;1;1\": two tasks per GPU)",
+                     o->tasks, o->gpus_per_task, need, ngpu, ngpu / o->gpus_per_task);
+}
+
 /* Fill count/offset/gpus arrays (each sized for tasks * NG_MAX_GPUS max). */
 static int task_gpu_lists(const ng_topology *topo, const plan_opts *o, unsigned *count,
                           unsigned *offset, int *gpus)
@@ -124,9 +142,7 @@ static int task_gpu_lists(const ng_topology *topo, const plan_opts *o, unsigned 
     unsigned ngpu = ng_topology_gpu_count(topo), pos = 0;
     if (o->gpus_per_task) {
         if ((unsigned long)o->tasks * o->gpus_per_task > ngpu)
-            return cli_error(2, "plan: %u tasks x %u GPUs need %lu GPUs; this topology has %u",
-                             o->tasks, o->gpus_per_task,
-                             (unsigned long)o->tasks * o->gpus_per_task, ngpu);
+            return too_few_gpus(o, ngpu);
         for (unsigned t = 0; t < o->tasks; t++) {
             count[t] = o->gpus_per_task;
             offset[t] = pos;

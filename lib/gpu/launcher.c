@@ -126,6 +126,24 @@ int ng_launcher_local_rank(const ng_env_view *env, ng_local_rank *out, char *err
     return 0;
 }
 
+/* The launchers' own processes, by the kernel's name of the process (comm:
+ * the executable's or the script's first 15 bytes): their threads are the
+ * launcher's (progress, I/O forwarding), not a compute pool to cap. */
+const char *ngi_launcher_process(const char *comm)
+{
+    static const struct { const char *comm, *launcher; } procs[] = {
+        {"mpirun", "Open MPI"},  {"orterun", "Open MPI"}, {"prterun", "Open MPI"},
+        {"prted", "Open MPI"},   {"orted", "Open MPI"},   {"mpiexec", "MPI"},
+        {"mpiexec.hydra", "MPICH"}, {"mpiexec.openmpi", "Open MPI"},
+        {"mpirun.openmpi", "Open MPI"}, {"mpirun.mpich", "MPICH"},
+        {"hydra_pmi_proxy", "MPICH"}, {"torchrun", "torchrun"}, {"srun", "Slurm"},
+    };
+    for (size_t i = 0; comm && i < NGI_ARRAY_LEN(procs); i++)
+        if (strcmp(comm, procs[i].comm) == 0)
+            return procs[i].launcher;
+    return NULL;
+}
+
 const char *ng_launcher_unbind_hint(const ng_local_rank *lr)
 {
     const char *l = lr && lr->launcher ? lr->launcher : "";

@@ -116,7 +116,9 @@ static void judge_threads(ng_proc_view *v)
     if (v->runnable > v->cores)
         ngi_note(&v->warnings, "oversubscribed: %u runnable threads on %u core(s)", v->runnable,
                 v->cores);
-    else if (v->threads > v->cores)
+    else if (v->threads > v->cores && !ngi_launcher_process(v->comm))
+        /* A launcher's (mpirun, prted, torchrun, srun) idle threads are
+         * its own: no pool to cap, so no --omp-guard advice. */
         judge_pool(v);
     judge_caps(v);
 }

@@ -84,8 +84,8 @@ static void build(void)
     put_policies(&o);
     put(&o, "  NODES: all, or a nodelist such as 0-3,8 (NUMA OS indices 0-4095); the\n"
             "    items after ':' that start with a digit belong to the list:\n"
-            "    interleave:0,2-3,verbose = nodes 0,2,3 plus verbose. Without NODES the\n"
-            "    nodes near the task's GPU(s) are used; 'all' means every usable node.\n"
+            "    interleave:0,2-3,verbose = nodes 0,2,3 plus verbose. Without NODES\n"
+            "    (or with 'all') every node with CPUs is used; with cpuless every node.\n"
             "  modifiers:\n");
     put_modifiers(&o);
     put(&o, "  'help' alone is valid.\n"

@@ -114,6 +114,13 @@ int ngi_gpus_from_env(const ng_topology *topo, const ng_gres_order *order,
                       int *out_idx, unsigned max, unsigned *n_out,
                       char *err, size_t errlen);
 
+/* ---- launcher.c ---- */
+
+/** The launcher a process of this kernel name (comm) belongs to ("Open
+ *  MPI" for mpirun, prted...; "torchrun"; "Slurm" for srun), NULL for any
+ *  other process. */
+const char *ngi_launcher_process(const char *comm);
+
 /* ---- task_gpus.c: the devices cgroup ---- */
 
 /**

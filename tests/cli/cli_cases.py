@@ -5,6 +5,7 @@ Expected CPU sets were cross-checked with hwloc-calc, e.g.
 Prints TAP.
 """
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -517,7 +518,14 @@ for args, needle in [
     (["plan", "--tasks", "2", "--numa-policy", "locl"], "--numa-policy: invalid value 'locl'"),
     (["plan", "--tasks", "2", "--omp-guard=0"], "--omp-guard: invalid value '0'"),
     (["plan", "--tasks", "x"], "invalid value 'x' for --tasks"),
-    (["plan", "--tasks", "5", "--gpus-per-task", "1", "--topology", f"{TOPO}/{XE}"], "need 5 GPUs"),
+    (["plan", "--tasks", "5", "--gpus-per-task", "1", "--topology", f"{TOPO}/{XE}"],
+     "need 5 GPUs; this topology has 4: use --tasks 4, or --task-gpus to share them"),
+    (["plan", "--tasks", "1", "--gpus-per-task", "5", "--topology", f"{TOPO}/{XE}"],
+     "this topology has 4: use --gpus-per-task 4 or less, or --task-gpus"),
+    (["plan", "--tasks", "2", "--gpus-per-task", "1", "--topology",
+      f"{TOPO}/knl-7250-quad-flat-hwloc24.xml"],
+     "this topology has none: leave out --gpus-per-task for CPU-only tasks"),
+    (["version"], "unknown command 'version': the versions are 'numaguard --version'"),
     (["plan", "--tasks", "1", "--task-gpus", "9", "--topology", f"{TOPO}/{XE}"], "not a GPU index"),
     (["plan", "--tasks", "1", "--cpus", "3-1"], "--cpus"),
     (["topo", "--topology", "/nonexistent.xml"], "cannot load topology /nonexistent.xml"),
@@ -528,6 +536,28 @@ for args, needle in [
     rc, out, err = run(*args)
     lines = err.strip().splitlines()
     ok(rc != 0 and lines and needle in lines[-1], f"error for {' '.join(args[:4])}: {needle}", err)
+
+# --numa-policy=help says what interleave/weighted use without NODES: every
+# node with CPUs (the planner's rule, docs/grammar.md), not the GPU's nodes.
+rc, out, err = run("exec", "--numa-policy=help", "--dry-run")
+ok("Without NODES\n    (or with 'all') every node with CPUs is used; with cpuless every node." in err + out
+   and "near the task's GPU(s) are used" not in err + out,
+   "--numa-policy=help: without NODES every node with CPUs", err)
+
+# --version names the hwloc release it runs with (the root's hwlocVersion),
+# not the API number (2.8 for every later 2.x).
+rc, out, err = run("--version")
+lst = subprocess.run(["lstopo-no-graphics", "--version"], capture_output=True, text=True)
+want = lst.stdout.split()[-1] if lst.returncode == 0 and lst.stdout.split() else None
+ok(rc == 0 and want and f"hwloc {want} running" in out,
+   f"--version names the running hwloc release ({want})", out)
+
+# check --all-mine with nothing to show says so (as a user with no other process).
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    pr = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                         os.path.abspath(CLI), "check", "--all-mine"], capture_output=True, text=True)
+    ok(pr.returncode == 0 and pr.stdout.strip() == "no process of uid 65534 but this check is running",
+       "check --all-mine with nothing to show says so", pr.stdout + pr.stderr)
 
 print(f"1..{n}")
 sys.exit(1 if failed else 0)

@@ -319,6 +319,36 @@ static void test_advice(void)
     ng_inspection_free(ins);
 }
 
+/* A launcher's own threads (mpirun's progress threads, prted, torchrun's
+ * agent) are no pool to cap: no --omp-guard advice for them, while a rank
+ * beside them still gets it; a busy launcher is still oversubscribed. */
+static void test_launcher_advice(void)
+{
+    reset_tree();
+    fake_thread th[6], busy[6];
+    for (int i = 0; i < 6; i++) {
+        th[i] = (fake_thread){950 + i, 'S', 0, "0-1"};
+        busy[i] = (fake_thread){970 + i, 'R', 0, "0-1"};
+    }
+    fake_proc(950, "mpirun", "0-1", th, 6, "PATH=/bin", NULL);
+    simple_proc(960, "0-1", 6, 'S', 0, "OMPI_COMM_WORLD_LOCAL_RANK=0|OMPI_COMM_WORLD_LOCAL_SIZE=1");
+    fake_proc(970, "prted", "0-1", busy, 6, "PATH=/bin", NULL);
+    int pids[3] = {950, 960, 970};
+    ng_inspection *ins = inspect(pids, 3);
+    if (!ok(ins != NULL, "launcher advice: inspected"))
+        return;
+    const ng_proc_view *mpirun = ng_inspection_proc(ins, 0), *rank = ng_inspection_proc(ins, 1),
+                       *prted = ng_inspection_proc(ins, 2);
+    show_notes("mpirun", &mpirun->warnings);
+    ok(!notes_have(&mpirun->warnings, "--omp-guard") && !notes_have(&mpirun->warnings, "pool"),
+       "mpirun's 6 idle threads on 2 cores: no pool advice");
+    ok(notes_have(&rank->warnings, "cap OMP_NUM_THREADS & co (--omp-guard)"),
+       "its rank with 6 idle threads: advised to use --omp-guard");
+    ok(notes_have(&prted->warnings, "oversubscribed: 6 runnable threads on 2 core(s)"),
+       "a busy prted is still oversubscribed");
+    ng_inspection_free(ins);
+}
+
 /* A user controls comm and environ; root may be reading. */
 static void test_escaping(void)
 {
@@ -630,6 +660,7 @@ int main(void)
     test_piled();
     test_single_process();
     test_advice();
+    test_launcher_advice();
     test_escaping();
     test_gpus();
     test_jobs();
