@@ -66,6 +66,24 @@ ngt_srun() {
     ngc_srun -D "$NGT_OUT" "${a[@]}" "$NGT_PROBE" "${p[@]}" >"$out" 2>"$out.err"
 }
 
+# ngt_user_files UID FILE...: copies of the files an unprivileged user of
+# the suite must read or run (the plugin its srun loads, the probe, a
+# topology) in $NGC_DIR/shared (NGT_SHARED, mode 755), as an installed
+# plugin would be: a clone under /root (mode 0700 on Debian) is closed to
+# that user. Skips the whole file, in one line, if UID cannot read the
+# copies either (a work dir below a closed directory: NG_TEST_TMP).
+ngt_user_files() {
+    local uid=$1 f
+    shift
+    NGT_SHARED=$NGC_DIR/shared
+    mkdir -p "$NGT_SHARED" && chmod 755 "$NGT_SHARED"
+    for f in "$@"; do
+        cp "$f" "$NGT_SHARED/" && chmod a+rX "$NGT_SHARED/${f##*/}"
+        setpriv --reuid="$uid" --regid="$uid" --clear-groups test -r "$NGT_SHARED/${f##*/}" ||
+            skip_all "uid $uid cannot read $NGT_SHARED/${f##*/}: the work dir must be open to every user (NG_TEST_TMP)"
+    done
+}
+
 # The plugin's plugstack.conf line with the test fakes (fsroot, gres.conf).
 ngt_plugstack() {
     echo "${NGT_PLUGSTACK_KIND:-optional} $NGT_PLUGIN fsroot=$NGC_FSROOT gres_conf=$NGC_PLUGIN_GRES_CONF $*"
