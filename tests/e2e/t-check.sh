@@ -202,18 +202,25 @@ stop ompi
 
 # --- real launchers: Open MPI and MPICH ranks ---
 # ranks NAME: the ng_threads processes below launcher NAME, comma list.
+# (/proc read directly: a minimal Debian has no procps.)
 ranks() {
     eval "lp=\$PID_$1"
-    ps -e -o pid=,ppid=,comm= | awk -v root="$lp" '
-        { ppid[$1] = $2; comm[$1] = $3 }
-        END { for (p in ppid) { q = p; while (q in ppid && q != root && q > 1) q = ppid[q]
-                                if (q == root && comm[p] == "ng_threads") print p } }' |
-        sort -n | paste -sd, -
+    for d in /proc/[0-9]*; do
+        [ "$(cat "$d/comm" 2>/dev/null)" = ng_threads ] || continue
+        q=${d#/proc/}
+        while [ -n "$q" ] && [ "$q" -gt 1 ] && [ "$q" != "$lp" ]; do
+            q=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$q/status" 2>/dev/null)
+        done
+        [ "$q" = "$lp" ] && echo "${d#/proc/}"
+    done | sort -n | paste -sd, -
 }
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open MPI'; then
+# By their own names: plain mpirun is whichever MPI Debian's alternatives
+# picked (MPICH's on a fresh root where both are installed).
+OMPIRUN=$(command -v mpirun.openmpi)
+if [ -n "$OMPIRUN" ]; then
     # Open MPI binds to core for np <= 2; every rank gets every GPU to split.
-    start ompi2 mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
+    start ompi2 "$OMPIRUN" -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
     i=0
     while [ "$(grep -c ready "$T/ompi2.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
     "$NG" check --topology "$XE" --pid "$(ranks ompi2)" --json >"$T/o2.json"
@@ -238,12 +245,12 @@ if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open 
         done
         [ "$(grep -c ready "$T/ompip.out")" -ge 2 ]
     }
-    start ompip mpirun -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
+    start ompip "$OMPIRUN" -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
     if ! ranks_ready; then
         echo "# $how refused: $(grep -m1 -i error "$T/ompip.out")"
         stop ompip
         how="taskset -c 0 mpirun -np 2 --bind-to none"
-        start ompip taskset -c 0 mpirun -np 2 --oversubscribe --bind-to none "$HELPER" 1 0 64
+        start ompip taskset -c 0 "$OMPIRUN" -np 2 --oversubscribe --bind-to none "$HELPER" 1 0 64
         ranks_ready
     fi
     RP=$(ranks ompip)
@@ -257,7 +264,7 @@ if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open 
        "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $RP): they take turns on them']" \
        "real mpirun, 2 ranks bound to CPU 0: reported piled and oversubscribed"
 else
-    skip 2 "needs Open MPI's mpirun (openmpi-bin)"
+    skip 2 "needs Open MPI's mpirun.openmpi (openmpi-bin)"
 fi
 if command -v mpiexec.mpich >/dev/null; then
     start mpich mpiexec.mpich -n 2 env CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
