@@ -24,7 +24,8 @@
 #
 # Settings:
 #   NG_FRESH_RELEASES   releases (default "bookworm trixie": Debian 12, 13)
-#   NG_FRESH_TESTS      run-all.sh patterns for `make check` (default below)
+#   NG_FRESH_TESTS      run-all.sh patterns for `make check` (default below;
+#                       "test_ t-" runs every suite; NG_VM_TIMEOUT is passed)
 #   NG_CHROOT_CACHE     default /var/cache/numaguard-chroots (shared with
 #                       make check-releases, which keeps its own chroots)
 #   NG_DEBIAN_MIRROR    default http://deb.debian.org/debian
@@ -136,6 +137,7 @@ inside() {
     n0=$n1
     t0=$(date +%s)
     in_root "$r" env NG_TESTS="$TESTS" NG_SLURM_PORT_SEARCH=$((39617 + 400 * no)) \
+        ${NG_VM_TIMEOUT:+NG_VM_TIMEOUT=$NG_VM_TIMEOUT} \
         timeout 3600 make -C /root/numaguard check >"$CACHE/fresh-$rel.check.log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - t0 ))
