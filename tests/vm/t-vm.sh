@@ -84,6 +84,8 @@ echo "# prepared kernels in $(( $(date +%s) - t_start ))s"
 # died before the test started); writes unnumbered TAP to $out/result.
 boot_and_test() {
     boot_and_test_ "$@" >"$run_dir/k$1.result" 2>&1
+    # Progress (the numbered lines come when every VM is done).
+    echo "# kernel $1: VM run over, $(grep -c '^ok - ' "$run_dir/k$1.result") checks passed, $(grep -c '^not ok - ' "$run_dir/k$1.result") failed"
 }
 boot_and_test_() {
     fl=$1 phases=$2 out=$run_dir/k$1
