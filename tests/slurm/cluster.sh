@@ -49,11 +49,12 @@
 # Addresses: the daemons and srun listen on every address (no
 # CommunicationParameters=NoInAddrAny), so the cluster works whatever this
 # host's name maps to: 127.0.0.1, 127.0.1.1 (what debian-installer and
-# cloud-init write into /etc/hosts), a LAN address, or nothing at all.
-# With NoInAddrAny, slurmd and srun listened only on the name's address
-# while slurmstepd called srun back at the address srun's request came
-# from (127.0.0.1): with 127.0.1.1 every launch failed ("Slurmd could not
-# connect IO") and a name that did not resolve stopped slurmd.
+# cloud-init write into /etc/hosts) or a LAN address. With NoInAddrAny,
+# slurmd and srun listened only on the name's address while slurmstepd
+# called srun back at the address srun's request came from (127.0.0.1):
+# with 127.0.1.1 every launch failed ("Slurmd could not connect IO"). A
+# name that does not resolve at all stops ngc_init at once with one line
+# saying what to add to /etc/hosts (ngc_check_host).
 #
 # Failures: ngc_init and ngc_start return 1 with the one line that matters
 # in NGC_ERROR (also logged first, before the daemons' log tails); a daemon
@@ -149,6 +150,15 @@ ngc_check_host() {
     for b in srun sbatch sinfo scontrol squeue python3 timeout; do
         command -v "$b" >/dev/null || { ngc_fail "missing $b (run tests/install-deps.sh)"; return 1; }
     done
+    # Slurm looks this host's name up: with a name that does not resolve,
+    # Slurm 24.11's daemons retry for seconds at each step and a job's end
+    # waits about a minute (22.05 copes). Said once, before anything starts.
+    local name
+    name=$(uname -n)
+    if ! getent hosts "$name" >/dev/null 2>&1; then
+        ngc_fail "this host's name '$name' does not resolve (Slurm looks it up): add the line '127.0.1.1 $name' to /etc/hosts"
+        return 1
+    fi
 }
 
 ngc_start_munge() {
