@@ -77,8 +77,11 @@ for t in $suites; do
     failed=$((failed + f))
     echo "== $name: $p passed, $f failed (${secs}s)"
     if [ "$f" -ne 0 ]; then
-        grep -E '^not ok |^# |^Bail out!' "$log" | head -40 | sed 's/^/   /'
-        tail -5 "$log" | sed 's/^/   | /'
+        # The failures and details, then the log's last lines not shown yet.
+        grep -E '^not ok |^# |^Bail out!' "$log" | head -40 >"$log.shown"
+        sed 's/^/   /' "$log.shown"
+        tail -5 "$log" | grep -vxF -f "$log.shown" | sed 's/^/   | /'
+        rm -f "$log.shown"
     fi
 done
 echo "$passed passed, $failed failed"
