@@ -62,7 +62,7 @@ ifeq ($(HAVE_SPANK),1)
 TARGETS += $(BUILD)/numaguard.so
 endif
 
-.PHONY: all deps check test tests demo install uninstall clean bench check-vm check-layers
+.PHONY: all deps deps-demo check test tests demo install uninstall clean bench check-vm check-layers
 all: $(TARGETS)
 
 PUBLIC_HEADERS := lib/include/numaguard.h $(sort $(wildcard lib/include/numaguard/*.h))
@@ -127,18 +127,28 @@ $(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
 
 tests: $(TEST_BINS) $(HELPER_BINS) $(if $(HAVE_SPANK),$(BUILD)/numaguard-faults.so)
 
+# Debian packages: `make check`'s whole set (tests/install-deps.sh check);
+# `make demo` installs only what the demo needs (deps-demo).
 deps:
-	@sh tests/install-deps.sh
+	@sh tests/install-deps.sh check
+
+deps-demo:
+	@sh tests/install-deps.sh demo
 
 # The README's test command: set-up, build, every test, "N passed, N failed".
 check: deps
+	@echo "numaguard check: build"
 	@$(MAKE) --no-print-directory all tests
 	@BUILD=$(BUILD) sh tests/run-all.sh
 
 test: all tests
 	@BUILD=$(BUILD) sh tests/run-all.sh
 
-demo: deps
+# The README's first command: phases 1 and 2 here, 3 and 4 in tests/demo.sh.
+demo:
+	@echo "numaguard demo [1/4] Debian packages: Slurm, munge, hwloc, a C compiler (tests/install-deps.sh demo)"
+	@$(MAKE) --no-print-directory deps-demo
+	@echo "numaguard demo [2/4] build numaguard"
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh tests/demo.sh
 

@@ -1,33 +1,56 @@
 #!/bin/sh
-# Install the Debian packages numaguard needs to build and test, if missing.
-# Used by `make check`, `make demo` and inside the chroots of
-# `make check-releases`; safe to run again. Works on Debian 12 (bookworm),
+# Install the Debian packages numaguard needs, if missing; safe to run again.
+#
+#   sh tests/install-deps.sh demo    what `make demo` needs: a C compiler,
+#                                    hwloc's and Slurm's headers, Slurm's
+#                                    daemons and client, munge, python3
+#   sh tests/install-deps.sh check   what `make check` needs (the default):
+#                                    the demo's set and the test toolchain
+#                                    (QEMU, clang, valgrind, packaging tools,
+#                                    Open MPI, MPICH, ...)
+#
+# Used by `make demo`, `make check` and inside the chroots of
+# `make check-releases` / `make check-fresh`. Works on Debian 12 (bookworm),
 # 13 (trixie) and sid: every name below exists in all three. The sanitizer
 # runtime is llvm-defaults' libclang-rt-dev, which pulls the version that
 # matches the release's default clang (14, 19, 21); libclang-rt-14-dev
-# exists only in bookworm. The pictures' tests (tests/draw) read SVG with
-# xmllint (libxml2-utils) and render it with rsvg-convert (librsvg2-bin)
-# and headless Chromium (chromium: ~120 MB to download, ~15 s to install
-# on a Debian 12 machine with a near mirror).
+# exists only in bookworm. apt's own output is shown (its progress, one
+# line per package); -q where it is not a terminal (CI logs).
+# The pictures' tests (tests/draw) read SVG with xmllint (libxml2-utils)
+# and render it with rsvg-convert (librsvg2-bin) and headless Chromium
+# (chromium: ~120 MB to download, ~15 s to install on a Debian 12 machine
+# with a near mirror): in the check set only.
 set -e
-pkgs="build-essential pkg-config libhwloc-dev hwloc-nox libnuma-dev numactl
-libhwloc-plugins libslurm-dev slurmctld slurmd slurm-client munge python3
+demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
+check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
 debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind
 openmpi-bin mpich
 libxml2-utils librsvg2-bin chromium"
+case ${1:-check} in
+    demo) set_name=demo pkgs=$demo ;;
+    check) set_name=check pkgs=$check ;;
+    *) echo "usage: sh tests/install-deps.sh [demo|check]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
         missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+    echo "numaguard: the packages of 'make $set_name' are installed"
+    exit 0
+fi
 if [ "$(id -u)" -ne 0 ]; then
     echo "numaguard: missing packages:$missing (run as root, or install them)" >&2
     exit 1
 fi
-echo "numaguard: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
-apt-get install -y -q --no-install-recommends $missing >/dev/null
+q=""
+[ -t 1 ] || q=-q
+echo "numaguard: 'make $set_name' needs$missing; apt-get update, then install (with their dependencies):"
+# shellcheck disable=SC2086
+apt-get update $q
+# shellcheck disable=SC2086
+apt-get install -y $q --no-install-recommends $missing

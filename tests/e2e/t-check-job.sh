@@ -31,7 +31,7 @@ run_job() {
     local out=$NGT_OUT/$1 bind=$2 i=0
     shift 2
     ngc_wait_idle 10
-    "$@" srun -n 2 --cpu-bind="$bind" "${RUN_CMD[@]:-$HELPER}" 1 0 64 >"$out" 2>"$out.err" &
+    "$@" timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -n 2 --cpu-bind="$bind" "${RUN_CMD[@]:-$HELPER}" 1 0 64 >"$out" 2>"$out.err" &
     SRUN=$!
     JOB=""
     while [ $i -lt 200 ] && { [ -z "$JOB" ] || [ "$(grep -c ready "$out")" -lt 2 ]; }; do
@@ -186,7 +186,7 @@ if [ -n "$cgv" ]; then
     # while the previous job's cgroup is being removed: try up to 3 times.)
     for try in 1 2 3; do
         ngc_wait_idle 10
-        srun -n 1 -c 1 --cpu-bind=none env -u SLURM_JOB_ID "$HELPER" 0 0 64 >"$NGT_OUT/one" 2>&1 &
+        ngc_srun -n 1 -c 1 --cpu-bind=none env -u SLURM_JOB_ID "$HELPER" 0 0 64 >"$NGT_OUT/one" 2>&1 &
         SRUN=$!
         i=0
         while [ $i -lt 200 ] && ! grep -q 'ready\|launch failed' "$NGT_OUT/one"; do
@@ -204,7 +204,7 @@ if [ -n "$cgv" ]; then
         "[(True, True, False)]" "srun -n 1 -c 1: allowed CPUs = the 1-CPU step cpuset, the task is not bound"
     # A batch job: its shell and srun have the whole job cpuset; ranks bound.
     ngc_wait_idle 10
-    JOB=$(sbatch --parsable -n 2 -o "$NGT_OUT/batch.out" \
+    JOB=$(sbatch --parsable -t 2 -n 2 -o "$NGT_OUT/batch.out" \
           --wrap "srun -n 2 --cpu-bind=map_cpu:0,1 $HELPER 0 0 64")
     i=0
     while [ $i -lt 200 ] && [ "$(grep -c ready "$NGT_OUT/batch.out" 2>/dev/null)" != 2 ]; do

@@ -226,18 +226,25 @@ stop ompi
 
 # --- real launchers: Open MPI and MPICH ranks ---
 # ranks NAME: the ng_threads processes below launcher NAME, comma list.
+# (/proc read directly: a minimal Debian has no procps.)
 ranks() {
     eval "lp=\$PID_$1"
-    ps -e -o pid=,ppid=,comm= | awk -v root="$lp" '
-        { ppid[$1] = $2; comm[$1] = $3 }
-        END { for (p in ppid) { q = p; while (q in ppid && q != root && q > 1) q = ppid[q]
-                                if (q == root && comm[p] == "ng_threads") print p } }' |
-        sort -n | paste -sd, -
+    for d in /proc/[0-9]*; do
+        [ "$(cat "$d/comm" 2>/dev/null)" = ng_threads ] || continue
+        q=${d#/proc/}
+        while [ -n "$q" ] && [ "$q" -gt 1 ] && [ "$q" != "$lp" ]; do
+            q=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$q/status" 2>/dev/null)
+        done
+        [ "$q" = "$lp" ] && echo "${d#/proc/}"
+    done | sort -n | paste -sd, -
 }
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open MPI'; then
+# By their own names: plain mpirun is whichever MPI Debian's alternatives
+# picked (MPICH's on a fresh root where both are installed).
+OMPIRUN=$(command -v mpirun.openmpi)
+if [ -n "$OMPIRUN" ]; then
     # Open MPI binds to core for np <= 2; every rank gets every GPU to split.
-    start ompi2 mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
+    start ompi2 "$OMPIRUN" -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
     i=0
     while [ "$(grep -c ready "$T/ompi2.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
     "$NG" check --topology "$XE" --pid "$(ranks ompi2)" --json >"$T/o2.json"
@@ -249,22 +256,39 @@ if command -v mpirun >/dev/null && mpirun --version 2>/dev/null | grep -q 'Open 
     is "$(s "$T/o2.json" 'sorted((p["cpus"],p["gpus"],p["launcher"]["local_rank"],p["launcher"]["source"]) for p in ps)')" \
        "[('0', ['0000:4e:00.0'], 0, 'OMPI_COMM_WORLD_LOCAL_RANK'), ('1', ['0000:5f:00.0'], 1, 'OMPI_COMM_WORLD_LOCAL_RANK')]" \
        "real mpirun -np 2: rank r on core r with GPU r (Open MPI local rank)"
-    # Both ranks put on CPU 0 by the launcher.
-    start ompip mpirun -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
-    i=0
-    while [ "$(grep -c ready "$T/ompip.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    # Both ranks on CPU 0. Open MPI 4 binds them there itself (--cpu-set 0
+    # --bind-to core:overload-allowed); Open MPI 5 refuses to bind two ranks
+    # to one core ("PRTE ERROR: Out of resource"): there mpirun starts under
+    # taskset -c 0 with no binding of its own, and the ranks inherit CPU 0.
+    how="mpirun -np 2 --cpu-set 0 --bind-to core:overload-allowed"
+    ranks_ready() {
+        i=0
+        while [ "$(grep -c ready "$T/ompip.out")" -lt 2 ] && [ $i -lt 200 ]; do
+            eval "kill -0 \$PID_ompip" 2>/dev/null || return 1
+            sleep 0.05; i=$((i + 1))
+        done
+        [ "$(grep -c ready "$T/ompip.out")" -ge 2 ]
+    }
+    start ompip "$OMPIRUN" -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
+    if ! ranks_ready; then
+        echo "# $how refused: $(grep -m1 -i error "$T/ompip.out")"
+        stop ompip
+        how="taskset -c 0 mpirun -np 2 --bind-to none"
+        start ompip taskset -c 0 "$OMPIRUN" -np 2 --oversubscribe --bind-to none "$HELPER" 1 0 64
+        ranks_ready
+    fi
     RP=$(ranks ompip)
     "$NG" check --pid "$RP" --json >"$T/op.json"
     "$NG" check --pid "$RP" >"$T/op.txt"
     kill $(echo "$RP" | tr , ' ') 2>/dev/null   # spinning ranks: not left to mpirun
     stop ompip
-    echo "# check on mpirun -np 2 --cpu-set 0 --bind-to core:overload-allowed ranks (summary):"
+    echo "# check on $how ranks (summary):"
     sed -n '/^summary/,$p' "$T/op.txt" | sed 's/^/#   /'
     is "$(s "$T/op.json" 's["warnings"]')" \
        "['oversubscribed: 2 runnable threads of 2 process(es) on 1 core(s) (cpus 0)', '2 bound processes share 1 core(s) (cpus 0; pids $RP): they take turns on them']" \
        "real mpirun, 2 ranks bound to CPU 0: reported piled and oversubscribed"
 else
-    skip 2 "needs Open MPI's mpirun (openmpi-bin)"
+    skip 2 "needs Open MPI's mpirun.openmpi (openmpi-bin)"
 fi
 if command -v mpiexec.mpich >/dev/null; then
     start mpich mpiexec.mpich -n 2 env CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64

@@ -2,8 +2,12 @@
 # Documentation against the code: man pages lint clean; plugstack.conf.example,
 # docs/admin-guide.md and numaguard(8) document exactly the arguments the
 # plugin's parser (lib/options/plugin_args.c) accepts; numaguard(1) names every option
-# the CLI's exec/check accept; the user guide's exec example and
-# docs/check.md's JSON keys are what the binary really prints.
+# the CLI's exec/check accept and its SYNOPSIS every option of each
+# command's usage; every example of README, docs and man pages is what the
+# binary prints (tests/e2e/doc_examples.py: topo, plan and srun examples;
+# here: the exec and check examples); numaguard(1)'s exit status for a
+# topology that cannot be loaded; the admin guide's run-time packages;
+# docs/check.md's and docs/json.md's JSON keys.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/lib.sh
 
@@ -95,7 +99,67 @@ EOF2
     like "$(grep 'torchrun' README.md | grep 'numaguard exec')" 'torchrun .*--no-python numaguard exec' \
         "README's torchrun line runs numaguard itself (--no-python)"
     like "$("$NG" exec --numa-policy=help -- true)" ',bind' "--numa-policy=help documents --omp-guard's bind"
+
+    # numaguard(1)'s SYNOPSIS: every option of each command's usage lines.
+    syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' man/numaguard.1 | sed 's/\\-/-/g')
+    miss=""
+    for sub in topo plan exec check; do
+        for o in $("$NG" $sub --help 2>&1 | sed -n '1,/^  -/p' | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+            printf '%s\n' "$syn" | grep -q -- "$o\( \|\$\|\[\|\]\)" || miss="$miss $sub:$o"
+        done
+    done
+    is "$miss" "" "numaguard(1) SYNOPSIS lists every option of topo/plan/exec/check's usage"
+
+    # Every topo/plan/srun example (tests/e2e/doc_examples.py), line for line.
+    ex=$(mktemp)
+    python3 tests/e2e/doc_examples.py "$NG" >"$ex" 2>&1
+    ok $? "tests/e2e/doc_examples.py ran"
+    emit "$ex"
+    rm -f "$ex"
+
+    # The check example of the user guide and docs/check.md: a process like
+    # the one they show (4 threads, 3 spinning, bound to CPU 0 and node 0,
+    # 8 MiB touched), reported line for line; the pid, the name and the
+    # amount of pages are the example's own.
+    helper=$BUILD/tests/ng_threads
+    if [ -x "$helper" ] && command -v numactl >/dev/null; then
+        out=$(mktemp)
+        numactl --physcpubind=0 --membind=0 "$helper" 3 0 8192 >"$out" 2>&1 &
+        hp=$!
+        i=0
+        while ! grep -q ready "$out" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+        norm='s/^\( *\)pid [0-9]* ([^)]*)$/\1pid P (NAME)/; s/pages    [0-9.]* MiB/pages    N MiB/'
+        got=$("$NG" check --pid $hp | sed "$norm")
+        kill $hp 2>/dev/null
+        wait $hp 2>/dev/null
+        rm -f "$out"
+        ug=$(sed -n '/^    \$ numaguard check --pid 4242$/,/^$/p' docs/user-guide.md | sed '1d;/^$/d;s/^    //' | sed "$norm")
+        cm=$(sed -n '/^    pid 4242 (ng_threads)$/,/^$/p' docs/check.md | sed '/^$/d;s/^    //' | sed "$norm")
+        is "$ug" "$got" "docs/user-guide.md's check example is what check prints for such a process"
+        is "$cm" "$got" "docs/check.md's text example is what check prints for such a process"
+    else
+        skip 2 "needs $helper (make tests) and numactl"
+    fi
+
+    # numaguard(1) EXIT STATUS: a --topology file that cannot be loaded.
+    st() { "$NG" "$@" --topology /nonexistent/topology.xml >/dev/null 2>&1; echo $?; }
+    is "topo $(st topo), plan $(st plan --tasks 1), exec $(st exec --dry-run)" "topo 1, plan 1, exec 2" \
+        "numaguard(1) EXIT STATUS: a --topology it cannot load: topo and plan exit 1, exec 2"
+    like "$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' man/numaguard.1 | tr '\n' ' ')" \
+        '^.*\.B 1 failure \(a \.B \\-\\-topology file that \.B topo or \.B plan cannot load.*\.B 2 invalid command line.*\.B exec cannot load' \
+        "numaguard(1) EXIT STATUS says so"
+
+    # docs/admin-guide.md's run-time packages: those holding the libraries
+    # the CLI and the plugin link (besides libc), and Slurm.
+    libs=$(for f in "$NG" "$BUILD/numaguard.so"; do [ -f "$f" ] && readelf -d "$f"; done |
+           sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev '^(libc|libm|libdl|libpthread|ld-linux)[.-]' | sort -u)
+    pkgs=$(for l in $libs; do
+               p=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+               [ -n "$p" ] && dpkg -S "$(readlink -f "$p")" 2>/dev/null | cut -d: -f1
+           done | sort -u | tr '\n' ' ')
+    doc=$(sed -n 's/.*Run time: \(.*\)/\1/p; /Run time:/{n; p}' docs/admin-guide.md | grep -o '`[a-z0-9.+-]*`' | tr -d '`' | sort -u | tr '\n' ' ')
+    is "$doc" "$pkgs" "docs/admin-guide.md's run-time packages are those of the libraries numaguard links ($libs)"
 else
-    skip 10 "$NG not built"
+    skip 1 "$NG not built (every check below needs it)"
 fi
 done_testing

@@ -163,14 +163,14 @@ NGC_PLUGSTACK="required $NGT_PLUGIN allowed_policies=local,prefer,interleave,non
 ngt_cluster
 show='echo "$SLURM_PROCID $(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) $NUMAGUARD_CPUS $NUMAGUARD_MEM_MODE $OMP_NUM_THREADS"'
 ngc_wait_idle 10
-out=$(srun -n 2 --numa-policy=local --omp-guard sh -c "$show" 2>"$NGT_OUT/j1.err" | sort)
+out=$(ngc_srun -n 2 --numa-policy=local --omp-guard sh -c "$show" 2>"$NGT_OUT/j1.err" | sort)
 is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "installed plugin: 2 tasks on CPUs 0 and 1, memory bound, 1 thread each"
 ngc_wait_idle 10
-OMP_NUM_THREADS=7 srun -n 2 --numa-policy=local,verbose --omp-guard true 2>"$NGT_OUT/j1k.err"
+OMP_NUM_THREADS=7 ngc_srun -n 2 --numa-policy=local,verbose --omp-guard true 2>"$NGT_OUT/j1k.err"
 like "$(grep -c ' threads 1 (kept OMP_NUM_THREADS=7) \[preset thread values kept (OMP_NUM_THREADS=7) disagree' "$NGT_OUT/j1k.err")" '^2$' \
     "installed plugin: a kept OMP_NUM_THREADS=7 is named in each task's verbose line, with the > 2x warning"
 ngc_wait_idle 10
-srun -n 1 --numa-policy=weighted true 2>"$NGT_OUT/j2.err"
+ngc_srun -n 1 --numa-policy=weighted true 2>"$NGT_OUT/j2.err"
 rc=$?
 is "$rc" 255 "allowed_policies from plugstack.conf: weighted refused (exit 255)"
 like "$(cat "$NGT_OUT/j2.err")" 'numa-policy=weighted is not allowed on this cluster \(allowed: local,prefer,interleave,none\)' \
@@ -178,19 +178,19 @@ like "$(cat "$NGT_OUT/j2.err")" 'numa-policy=weighted is not allowed on this clu
 
 # --- numaguard exec under srun (the plugin not asked for) ---
 ngc_wait_idle 10
-out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j3.err" | sort)
+out=$(ngc_srun -n 2 --cpu-bind=none "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j3.err" | sort)
 is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" \
     "srun -n 2 numaguard exec: rank from SLURM_LOCALID, size from SLURM_STEP_TASKS_PER_NODE"
 ngc_wait_idle 10
-out=$(srun -n 2 --cpu-bind=none "$NGT_CLI" exec --verbose -- true 2>&1 | grep '^numaguard: rank' | sort)
+out=$(ngc_srun -n 2 --cpu-bind=none "$NGT_CLI" exec --verbose -- true 2>&1 | grep '^numaguard: rank' | sort)
 is "$out" "$(printf 'numaguard: rank 0 (local 0): gpus none numa 0 cpus 0 mem bind:0\nnumaguard: rank 1 (local 1): gpus none numa 0 cpus 1 mem bind:0')" \
     "exec --verbose under srun: one line per rank with SLURM_PROCID"
 # srun's own binding (no --cpu-bind=none): exec keeps each rank's mask and
 # local rank 0 says how to let numaguard place the ranks.
 ngc_wait_idle 10
-bound=$(srun -n 2 sh -c 'sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status' | sort | tr '\n' ' ')
+bound=$(ngc_srun -n 2 sh -c 'sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status' | sort | tr '\n' ' ')
 ngc_wait_idle 10
-out=$(srun -n 2 "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j4.err" | sort)
+out=$(ngc_srun -n 2 "$NGT_CLI" exec --omp-guard -- sh -c "$show" 2>"$NGT_OUT/j4.err" | sort)
 if [ "$bound" = "0 1 " ]; then
     is "$out" "$(printf '0 0 0 bind 1\n1 1 1 bind 1')" "srun-bound ranks: exec keeps Slurm's masks, 1 thread each"
     like "$(cat "$NGT_OUT/j4.err")" '^numaguard: warning: Slurm already bound local rank 0 to CPUs 0 of the allowed 0-1: .*run srun --cpu-bind=none$' \

@@ -64,6 +64,8 @@ run_one() {
     } >"$log" 2>&1
     echo $? >"$logs/$t.rc"
     echo $(( $(date +%s) - t0 )) >"$logs/$t.secs"
+    # Progress (make check shows a suite's last line while it runs).
+    echo "# $t: done in $(cat "$logs/$t.secs") s (exit $(cat "$logs/$t.rc"))"
 }
 
 # Run the targets JOBS at a time (plain sh: background batches).

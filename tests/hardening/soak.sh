@@ -34,7 +34,7 @@ bad=0 quiet=0 t0=$(date +%s) first_stepd="" last_stepd=""
 for i in $(seq 1 "$N"); do
     [ "$i" -eq $((WARM + 1)) ] && { fd_w=$(fds "$slurmd_pid"); rss_w=$(rss "$slurmd_pid"); }
     out=$NGT_OUT/seq.out
-    if ! srun -D "$NGT_OUT" -n 2 --numa-policy=local --omp-guard sh -c "$probe" \
+    if ! ngc_srun -D "$NGT_OUT" -n 2 --numa-policy=local --omp-guard sh -c "$probe" \
             >"$out" 2>"$out.err"; then
         bad=$((bad + 1))
         [ "$bad" -le 3 ] && sed 's/^/#   srun: /' "$out.err" | head -5

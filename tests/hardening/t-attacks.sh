@@ -23,6 +23,21 @@ command -v setpriv >/dev/null 2>&1 || skip_all "needs setpriv (util-linux)"
 ngt_start_suite attacks plugin
 
 U=65534
+# What the user's srun loads (the plugin) and runs (the probe), and a
+# topology the forger reads: copies open to uid 65534 (testlib.sh), so the
+# suite runs from any clone, /root included.
+LAPTOP=$NGT_TOPO/laptop-hp-elitebook-i7-1370p.xml
+ngt_user_files $U "$NGT_PLUGIN" "$NGT_PROBE" "$LAPTOP"
+NGT_PLUGIN=$NGT_SHARED/${NGT_PLUGIN##*/} NGT_PROBE=$NGT_SHARED/${NGT_PROBE##*/} LAPTOP=$NGT_SHARED/${LAPTOP##*/}
+# slurmstepd's environment as slurmd starts it: slurmd -d starts this
+# wrapper instead, which writes its environment and becomes the real
+# slurmstepd (its /proc/PID/environ cannot tell: Slurm 24.11 writes its
+# process title over it).
+STEPD_ENV=$NGC_DIR/stepd-env
+mkdir -p "$STEPD_ENV"
+printf '#!/bin/sh\nenv >"%s/$$"\nexec "%s" "$@"\n' "$STEPD_ENV" "$NGC_SBIN/slurmstepd" >"$NGT_SHARED/slurmstepd"
+chmod 755 "$NGT_SHARED/slurmstepd"
+NGC_SLURMD_ARGS="-d $NGT_SHARED/slurmstepd"
 # The user's own work dir (job cwd, where the forger writes).
 UDIR=$NGC_DIR/user
 mkdir -p "$UDIR" && chown "$U:$U" "$UDIR"
@@ -47,7 +62,7 @@ urun() {
     ngc_wait_idle 10
     n0=$(slurmd_log | grep -c "$CACHE_NOTE")
     t0=$(date +%s)
-    as_user timeout 60 srun -D "$UDIR" "$@" --numa-policy=local,verbose "$NGT_PROBE" "NUMAGUARD_*" \
+    as_user timeout -k 5 60 srun -D "$UDIR" "$@" --numa-policy=local,verbose "$NGT_PROBE" "NUMAGUARD_*" \
         >"$F" 2>"$F.err"
     rc=$?
     secs=$(( $(date +%s) - t0 ))
@@ -116,25 +131,16 @@ urun "trusted cache" "from cache" -n 2
 # hwloc's lean plugin set is put into slurmd's environment while slurmd is
 # single-threaded (issue 13: setenv in slurmstepd raced with its threads);
 # slurmstepd inherits it, the job's tasks do not see it.
-# (/proc/PID/environ shows what a process was exec'd with: look at a
-# running step's slurmstepd of this cluster, found by its SLURM_CONF.)
+# (The wrapper above recorded the environment of each slurmstepd.)
 ngc_wait_idle 10
-as_user srun -D "$UDIR" -n 1 sleep 4 >/dev/null 2>&1 &
-job=$!
-stepd_env=""
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-    sleep 0.3
-    for p in $(pgrep -x slurmstepd); do
-        e=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null)
-        printf '%s\n' "$e" | grep -qx "SLURM_CONF=$SLURM_CONF" && stepd_env=$e
-    done
-    [ -n "$stepd_env" ] && break
-done
-wait "$job"
+rm -f "$STEPD_ENV"/*
+as_user timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -D "$UDIR" -n 1 true >/dev/null 2>&1
+stepd_env=$(cat "$STEPD_ENV"/* 2>/dev/null)
+echo "# slurmstepd started $(ls "$STEPD_ENV" | wc -l) time(s) for the step"
 like "$stepd_env" "^HWLOC_PLUGINS_BLACKLIST=hwloc_gl," \
     "slurmstepd inherits the lean hwloc plugin set from slurmd"
 ngc_wait_idle 10
-is "$(as_user srun -D "$UDIR" -n 1 --numa-policy=local sh -c 'echo "${HWLOC_PLUGINS_BLACKLIST:-unset}"' 2>&1)" \
+is "$(as_user timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -D "$UDIR" -n 1 --numa-policy=local sh -c 'echo "${HWLOC_PLUGINS_BLACKLIST:-unset}"' 2>&1)" \
     unset "the job's tasks do not inherit it"
 REAL_STAMP=$(as_user cat "$RUNC/cache/topology.stamp")
 like "$REAL_STAMP" "^numaguard-topology-cache 1" "the user can read the real stamp (world-readable)"
@@ -153,7 +159,7 @@ urun "FIFO stamp in root's cache directory" "discovered live" -n 2
 
 # --- the admin chose /tmp: the user creates the directory first ----------
 as_user mkdir -m 755 -p "$ATK/cache"
-forge "$ATK/cache" "$NGT_TOPO/laptop-hp-elitebook-i7-1370p.xml"
+forge "$ATK/cache" "$LAPTOP"
 ok $? "the user planted a forged cache in $ATK/cache"
 NGC_PLUGSTACK="$(ngt_plugstack "topology_cache=$ATK/cache")"
 ngt_cluster
@@ -167,7 +173,7 @@ urun "FIFO stamp in a user's directory under /tmp" "discovered live" -n 2
 # --- symlinked parents ----------------------------------------------------
 as_user ln -s "$ATK" "$LNK"
 as_user rm -f "$ATK/cache/topology.stamp"   # the FIFO above
-forge "$ATK/cache" "$NGT_TOPO/laptop-hp-elitebook-i7-1370p.xml"
+forge "$ATK/cache" "$LAPTOP"
 NGC_PLUGSTACK="$(ngt_plugstack "topology_cache=$LNK/cache")"
 ngt_cluster
 urun "a user's symlinked parent under /tmp" "discovered live" -n 2

@@ -28,7 +28,7 @@ fault() {
     local desc=$1 want=$2 re=$3 rc
     shift 3
     ngc_wait_idle 10
-    srun -D "$NGT_OUT" "$@" >"$NGT_OUT/f.out" 2>"$NGT_OUT/f.err"
+    ngc_srun -D "$NGT_OUT" "$@" >"$NGT_OUT/f.out" 2>"$NGT_OUT/f.err"
     rc=$?
     if [ "$want" = nonzero ]; then
         ok $(( rc == 0 )) "$desc: srun fails (exit $rc)"

@@ -44,6 +44,24 @@
 #                       gres.conf tests: NodeName= records for several nodes)
 #   NGC_PLUGSTACK       plugstack.conf contents (default: empty file)
 #   NGC_SLURM_EXTRA     extra slurm.conf lines
+#   NGC_SLURMD_ARGS     extra slurmd arguments (e.g. -d PATH: the
+#                       slurmstepd slurmd starts)
+#   NGC_SRUN_TIMEOUT    seconds any srun/sbatch --wait of the tests and the
+#                       demo may take (default 120; see ngc_srun)
+#
+# Addresses: the daemons and srun listen on every address (no
+# CommunicationParameters=NoInAddrAny), so the cluster works whatever this
+# host's name maps to: 127.0.0.1, 127.0.1.1 (what debian-installer and
+# cloud-init write into /etc/hosts) or a LAN address. With NoInAddrAny,
+# slurmd and srun listened only on the name's address while slurmstepd
+# called srun back at the address srun's request came from (127.0.0.1):
+# with 127.0.1.1 every launch failed ("Slurmd could not connect IO"). A
+# name that does not resolve at all stops ngc_init at once with one line
+# saying what to add to /etc/hosts (ngc_check_host).
+#
+# Failures: ngc_init and ngc_start return 1 with the one line that matters
+# in NGC_ERROR (also logged first, before the daemons' log tails); a daemon
+# that exits while starting ends the wait at once.
 #
 # Fake GPUs (see docs/testing.md): $NGC_FSROOT/dev/nvidiaN are character
 # devices (major 195, minor N, like the real driver's), and
@@ -54,8 +72,29 @@
 # same list as the node under fsroot sees it (File=/dev/nvidia[0-N]).
 
 NGC_SBIN=${NGC_SBIN:-/usr/sbin}
+NGC_SRUN_TIMEOUT=${NGC_SRUN_TIMEOUT:-120}
 
-ngc_log() { printf '# %s\n' "$*" >&2; }
+# Log lines go to stderr, as TAP comments unless NGC_LOG_PREFIX says
+# otherwise (the demo names itself).
+ngc_log() { printf '%s%s\n' "${NGC_LOG_PREFIX-# }" "$*" >&2; }
+
+# ngc_fail LINE: the reason a step of set-up failed, kept for the caller
+# (NGC_ERROR) and logged; returns 1.
+ngc_fail() {
+    NGC_ERROR=$*
+    ngc_log "$*"
+    return 1
+}
+
+# Every srun (and sbatch --wait) of the tests and the demo is bounded:
+# a job that can never start (its node down, resources that never free)
+# must end the test, not hang it. ngc_bounded CMD... runs CMD under
+# timeout(1) (exit 124 when NGC_SRUN_TIMEOUT seconds pass; srun cancels
+# its job on the SIGTERM); ngc_srun ARGS... is `ngc_bounded srun ARGS`.
+# Where another program starts srun (setpriv, env), it is started as
+# `timeout -k 5 "$NGC_SRUN_TIMEOUT" srun ...`.
+ngc_bounded() { timeout -k 5 "$NGC_SRUN_TIMEOUT" "$@"; }
+ngc_srun() { ngc_bounded srun "$@"; }
 
 # ngc_init DIR: prepare the work dir, start munged, install cleanup traps.
 ngc_init() {
@@ -74,6 +113,7 @@ ngc_init() {
     # Clients must not pick up a user's defaults or a real cluster's.
     unset SLURM_JOB_ID SLURM_JOBID SLURM_NODELIST SLURM_NTASKS
     NGC_RUNNING=0
+    NGC_ERROR=
     trap 'ngc_teardown' EXIT
     trap 'ngc_teardown; exit 130' INT TERM HUP
     ngc_check_host || return 1
@@ -95,25 +135,33 @@ ngc_pick_ports() {
         done
         [ $busy = 0 ] && { NGC_PORT=$base; return 0; }
     done
-    ngc_log "no free port block in $from-$((from + 399)); set NG_SLURM_PORT_BASE"
-    return 1
+    ngc_fail "no free port block in $from-$((from + 399)); set NG_SLURM_PORT_BASE"
 }
 
 # slurmd refuses to start without a mounted cgroup tree; say so clearly.
 ngc_check_host() {
     if [ "$(id -u)" -ne 0 ]; then
-        ngc_log "the test cluster must run as root"; return 1
+        ngc_fail "the test cluster must run as root"; return 1
     fi
     if ! grep -q ' /sys/fs/cgroup ' /proc/mounts; then
-        ngc_log "/sys/fs/cgroup is not mounted (slurmd needs it)"; return 1
+        ngc_fail "/sys/fs/cgroup is not mounted (slurmd needs it)"; return 1
     fi
     local b
     for b in slurmctld slurmd munged mungekey; do
-        [ -x "$NGC_SBIN/$b" ] || { ngc_log "missing $NGC_SBIN/$b (run tests/install-deps.sh)"; return 1; }
+        [ -x "$NGC_SBIN/$b" ] || { ngc_fail "missing $NGC_SBIN/$b (run tests/install-deps.sh)"; return 1; }
     done
-    for b in srun sbatch sinfo scontrol squeue; do
-        command -v "$b" >/dev/null || { ngc_log "missing $b (slurm-client)"; return 1; }
+    for b in srun sbatch sinfo scontrol squeue python3 timeout; do
+        command -v "$b" >/dev/null || { ngc_fail "missing $b (run tests/install-deps.sh)"; return 1; }
     done
+    # Slurm looks this host's name up: with a name that does not resolve,
+    # Slurm 24.11's daemons retry for seconds at each step and a job's end
+    # waits about a minute (22.05 copes). Said once, before anything starts.
+    local name
+    name=$(uname -n)
+    if ! getent hosts "$name" >/dev/null 2>&1; then
+        ngc_fail "this host's name '$name' does not resolve (Slurm looks it up): add the line '127.0.1.1 $name' to /etc/hosts"
+        return 1
+    fi
 }
 
 ngc_start_munge() {
@@ -121,7 +169,7 @@ ngc_start_munge() {
     mkdir -p "$m" && chmod 755 "$m"
     if [ ! -s "$m/munge.key" ]; then
         "$NGC_SBIN/mungekey" -c -k "$m/munge.key" -b 1024 >/dev/null 2>&1 || {
-            ngc_log "mungekey failed"; return 1; }
+            ngc_fail "mungekey failed"; return 1; }
     fi
     chmod 600 "$m/munge.key"
     "$NGC_SBIN/munged" -F --key-file="$m/munge.key" --socket="$NGC_MUNGE_SOCKET" \
@@ -134,7 +182,8 @@ ngc_start_munge() {
         kill -0 "$NGC_MUNGE_PID" 2>/dev/null || break
         sleep 0.05
     done
-    ngc_log "munged did not start:"; sed 's/^/#   /' "$m/munged.log" >&2
+    ngc_fail "munged did not start: $(grep -v '^ *$' "$m/munged.log" 2>/dev/null | tail -1)"
+    sed 's/^/#   /' "$m/munged.log" >&2
     return 1
 }
 
@@ -224,7 +273,7 @@ ngc_write_config() {
     ngpus=$NGC_NGPUS
     local hw gres=""
     hw=$(ngc_node_hw)
-    [ -n "$hw" ] || { ngc_log "cannot get node hardware (slurmd -C)"; return 1; }
+    [ -n "$hw" ] || { ngc_fail "cannot get node hardware (slurmd -C)"; return 1; }
     [ "$ngpus" -gt 0 ] && gres="Gres=gpu:$ngpus"
     {
         echo "# written by tests/slurm/cluster.sh"
@@ -237,7 +286,6 @@ ngc_write_config() {
         echo "AuthType=auth/munge"
         echo "CredType=cred/munge"
         echo "AuthInfo=socket=$NGC_MUNGE_SOCKET"
-        echo "CommunicationParameters=NoInAddrAny"
         echo "StateSaveLocation=$NGC_DIR/state"
         echo "SlurmdSpoolDir=$NGC_DIR/spool/%n"
         echo "SlurmctldPidFile=$NGC_DIR/slurmctld.pid"
@@ -317,7 +365,7 @@ ngc_cgroup_version() {
 ngc_write_cgroup_conf() {
     local v
     v=$(ngc_cgroup_version)
-    [ -n "$v" ] || { ngc_log "task/cgroup: no cpuset and devices cgroup here"; return 1; }
+    [ -n "$v" ] || { ngc_fail "task/cgroup: no cpuset and devices cgroup here"; return 1; }
     {
         echo "# written by tests/slurm/cluster.sh ($v host)"
         echo "CgroupPlugin=cgroup/$v"
@@ -367,11 +415,14 @@ ngc_wait_idle() { ngc_wait_for "${1:-20}" ngc_all_idle; }
 
 ngc_start() {
     [ "${NGC_RUNNING:-0}" = 1 ] && ngc_stop
+    NGC_ERROR=
     ngc_write_config || return 1
-    local nodes=${NGC_NODES:-1} k
+    local nodes=${NGC_NODES:-1} k slurmd_args=()
     if ngc_port_open "$NGC_PORT"; then
-        ngc_log "port $NGC_PORT is busy: set NG_SLURM_PORT_BASE"; return 1
+        ngc_fail "port $NGC_PORT is busy: set NG_SLURM_PORT_BASE"; return 1
     fi
+    # shellcheck disable=SC2206  # NGC_SLURMD_ARGS: words, as on a command line
+    slurmd_args=(${NGC_SLURMD_ARGS:-})
     # Job ids restart at 1 with a fresh state dir: slurmd must forget the
     # credentials it revoked for the previous incarnation's jobs (cred_state
     # in its spool), or a reused job id fails with "Job credential revoked".
@@ -380,33 +431,64 @@ ngc_start() {
     NGC_CTLD_PID=$!
     NGC_SLURMD_PIDS=()
     NGC_RUNNING=1
-    if ! ngc_wait_for 20 ngc_port_open "$NGC_PORT"; then
-        ngc_log "slurmctld did not open port $NGC_PORT"; ngc_dump_logs; return 1
+    if ! ngc_wait_started 20 ngc_port_open "$NGC_PORT"; then
+        ngc_start_failed "slurmctld did not open port $NGC_PORT" slurmctld; return 1
     fi
     for ((k = 1; k <= nodes; k++)); do
         local name
         name=$(ngc_node_name $k)
         mkdir -p "$NGC_DIR/spool/$name"
         if [ -n "${NGC_TOPOLOGY:-}" ]; then
-            HWLOC_XMLFILE=$NGC_TOPOLOGY "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" \
+            HWLOC_XMLFILE=$NGC_TOPOLOGY "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" "${slurmd_args[@]}" \
                 >>"$NGC_DIR/log/slurmd.$name.out" 2>&1 &
         else
-            "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" >>"$NGC_DIR/log/slurmd.$name.out" 2>&1 &
+            "$NGC_SBIN/slurmd" -D -N "$name" -f "$NGC_CONF" "${slurmd_args[@]}" \
+                >>"$NGC_DIR/log/slurmd.$name.out" 2>&1 &
         fi
         NGC_SLURMD_PIDS+=($!)
     done
-    if ! ngc_wait_idle 30; then
-        ngc_log "nodes not idle: $(ngc_node_states)"; ngc_dump_logs; return 1
+    if ! ngc_wait_started 30 ngc_all_idle; then
+        ngc_start_failed "nodes not idle ($(ngc_node_states))" slurmd; return 1
     fi
 }
 
-ngc_dump_logs() {
-    local f
-    for f in "$NGC_DIR"/log/*; do
-        [ -f "$f" ] || continue
-        ngc_log "--- tail of $f"
-        tail -n 15 "$f" | sed 's/^/#   /' >&2
+# ngc_wait_started SECONDS COMMAND...: ngc_wait_for, but gives up as soon
+# as a daemon started by ngc_start has exited (nothing to wait for then).
+ngc_wait_started() {
+    local limit=$1 i p
+    shift
+    for ((i = 0; i < limit * 20; i++)); do
+        "$@" && return 0
+        for p in "$NGC_CTLD_PID" "${NGC_SLURMD_PIDS[@]}"; do
+            kill -0 "$p" 2>/dev/null || return 1
+        done
+        sleep 0.05
     done
+    return 1
+}
+
+# ngc_start_failed WHAT DAEMON: the one line that matters first (the
+# daemon's first fatal, else its first error that is not start-up noise:
+# no PMIx library, no saved state, the port probes), then the log tails.
+ngc_start_failed() {
+    local what=$1 daemon=$2 f line=""
+    for f in "$NGC_DIR"/log/"$daemon"*.log "$NGC_DIR"/log/"$daemon"*.out; do
+        [ -f "$f" ] || continue
+        line=$(grep -m1 -i 'fatal' "$f")
+        [ -n "$line" ] || line=$(grep -i 'error' "$f" |
+            grep -Eiv 'pmix|mpi/|MPI: Cannot|state file|Trying backup|Zero Bytes were transmitted' | head -1)
+        if [ -n "$line" ]; then
+            f=${f##*/}
+            line="${f%.*}: $(printf '%s' "$line" | sed 's/^\[[^]]*\] //')"
+            break
+        fi
+    done
+    case $line in
+        *resolve*|*getaddrinfo*)
+            line="$line (this host's name '$(uname -n)' must resolve: add '127.0.1.1 $(uname -n)' to /etc/hosts)" ;;
+    esac
+    ngc_fail "$what${line:+: $line}"
+    ngc_dump_logs
 }
 
 # Stop slurmd(s) and slurmctld: wait for running jobs to finish completing,
@@ -469,6 +551,7 @@ ngc_teardown() {
 ngc_next_job_id() {
     local id
     # A clean environment: no SPANK option variables, no user settings.
-    id=$(env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" srun -n1 -t 1 sh -c 'echo $SLURM_JOB_ID' 2>/dev/null)
+    id=$(env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" timeout -k 5 "$NGC_SRUN_TIMEOUT" \
+        srun -n1 -t 1 sh -c 'echo $SLURM_JOB_ID' 2>/dev/null)
     echo $((id + 1))
 }

@@ -72,7 +72,7 @@ cat >"$NGT_OUT/batch.sh" <<JOB
 echo "batch NUMAGUARD_POLICY=\${NUMAGUARD_POLICY:-unset} OMP_NUM_THREADS=\${OMP_NUM_THREADS:-unset}"
 srun sh -c 'echo "step NUMAGUARD_POLICY=\$NUMAGUARD_POLICY"'
 JOB
-sbatch --wait "$NGT_OUT/batch.sh" >/dev/null 2>&1
+ngc_bounded sbatch --wait -t 2 "$NGT_OUT/batch.sh" >/dev/null 2>&1
 like "$(cat "$NGT_OUT/batch.out")" "batch NUMAGUARD_POLICY=unset OMP_NUM_THREADS=unset" \
     "the batch step itself is left alone"
 like "$(cat "$NGT_OUT/batch.out")" "step NUMAGUARD_POLICY=local" "the srun step inside the batch job is placed"
@@ -172,7 +172,7 @@ cat >"$NGT_OUT/job.sh" <<EOF
 srun $NGT_PROBE NUMAGUARD_CPUS
 echo "batch script ran"
 EOF
-sbatch --wait "$NGT_OUT/job.sh" >/dev/null 2>&1
+ngc_bounded sbatch --wait -t 2 "$NGT_OUT/job.sh" >/dev/null 2>&1
 like "$(cat "$NGT_OUT/job.out")" "batch script ran" "plugstack strict + broken topology: batch script still runs"
 unlike "$(cat "$NGT_OUT/job.out")" "^rank=" "plugstack strict + broken topology: its srun step fails"
 ngc_wait_for 10 ngc_no_comp

@@ -137,7 +137,7 @@ run() {
     shift 3
     f=$NGT_OUT/$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     ngc_wait_idle 10
-    srun -D "$NGT_OUT" -n "$n" "$@" --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
+    ngc_srun -D "$NGT_OUT" -n "$n" "$@" --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
     local rc=$?
     ok $rc "$label: srun exits 0"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$f.err" | head -5
@@ -155,14 +155,14 @@ run "-n 1 gres=gpu:3 single:1" 1 own --gres=gpu:3 --gpu-bind=single:1
 # Another job holds a CPU and a GPU: this step's cpuset is the other CPU
 # and its GPUs are not the first ones.
 ngc_wait_idle 10
-srun -n 1 -c 1 --gres=gpu:1 sleep 6 >/dev/null 2>&1 &
+ngc_srun -n 1 -c 1 --gres=gpu:1 sleep 6 >/dev/null 2>&1 &
 holder=$!
 ngc_wait_for 10 sh -c '[ -n "$(squeue -h -t R 2>/dev/null)" ]'
 f=$NGT_OUT/beside
-srun -D "$NGT_OUT" -n 1 -c 1 --gres=gpu:2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
+ngc_srun -D "$NGT_OUT" -n 1 -c 1 --gres=gpu:2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f" 2>"$f.err"
 ok $? "beside another job: srun exits 0"
 check "$f" "beside another job, gres=gpu:2" 1 own
-srun -D "$NGT_OUT" -n 1 -c 1 --gpus-per-task=2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f.2" 2>"$f.2.err"
+ngc_srun -D "$NGT_OUT" -n 1 -c 1 --gpus-per-task=2 --numa-policy=local --omp-guard sh -c "$TASK" >"$f.2" 2>"$f.2.err"
 ok $? "beside another job, gpus-per-task=2: srun exits 0"
 check "$f.2" "beside another job, gpus-per-task=2" 1 own
 wait "$holder"

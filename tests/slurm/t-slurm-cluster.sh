@@ -79,6 +79,45 @@ ok $? "srun -N 2 -n 4 exits 0"
 ngt_check expect "$f" "srun -N 2" 0:node=ng1 1:node=ng1 2:node=ng2 3:node=ng2 \
     0:local=0 1:local=1 2:local=0 3:local=1 2:SLURM_STEP_GPUS=0 3:SLURM_STEP_GPUS=1
 
+# --- whatever this host's name maps to ---------------------------------
+# debian-installer and cloud-init map it to 127.0.1.1: in a private mount
+# namespace whose /etc/hosts says so, a second cluster of two slurmd starts
+# and runs srun -N 2 (cluster.sh: the daemons and srun listen on every
+# address). Minimal roots and some containers map it to nothing: there
+# ngc_init stops at once with one line saying what to add to /etc/hosts.
+# hosts_ns TAG HOSTS-FILE-TEXT: run that cluster under that /etc/hosts;
+# prints its "# /etc/hosts" line, then the nodes srun ran on and their
+# state, or "init failed after Ns: <line>".
+hosts_ns() {
+    local h=$NGT_OUT/hosts.$1
+    printf '%s' "$2" >"$h"
+    unshare -m --propagation private bash -c '
+        mount --bind "$1" /etc/hosts || exit 9
+        name=$(uname -n)
+        echo "# /etc/hosts: $(getent hosts "$name" || echo "$name does not resolve")"
+        . "$2/tests/slurm/cluster.sh"
+        NGC_SRUN_TIMEOUT=30
+        t0=$(date +%s)
+        ngc_init "$3" 2>/dev/null || { echo "init failed after $(( $(date +%s) - t0 ))s: $NGC_ERROR"; exit 0; }
+        NGC_NODES=2 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0 NGC_PLUGSTACK=
+        ngc_start || exit 7
+        ngc_srun -N 2 -n 2 sh -c "echo \$SLURMD_NODENAME" | sort | tr "\n" " "
+        ngc_wait_idle 10; echo "$(ngc_node_states)"' x "$h" "$NGT_TOP" "$NGC_DIR/ns-$1" 2>"$NGT_OUT/ns-$1.err"
+}
+if unshare -m --propagation private true 2>/dev/null; then
+    out=$(hosts_ns local "$(printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(uname -n)")")
+    printf '%s\n' "$out" | grep '^#'
+    is "$(printf '%s\n' "$out" | grep -v '^#')" "ng1 ng2 idle" \
+        "this host's name on 127.0.1.1: srun -N 2 runs on both nodes, which stay idle"
+    out=$(hosts_ns none "$(printf '127.0.0.1\tlocalhost\n')")
+    printf '%s\n' "$out" | grep '^#'
+    like "$(printf '%s\n' "$out" | grep -v '^#')" \
+        "^init failed after [0-4]s: this host's name '$(uname -n)' does not resolve \(Slurm looks it up\): add the line '127\.0\.1\.1 $(uname -n)' to /etc/hosts$" \
+        "this host's name not resolvable: ngc_init stops at once, one line saying what to add to /etc/hosts"
+else
+    skip 2 "no private mount namespace here (unshare -m; a chroot whose / is not a mount point)"
+fi
+
 # --- clean stop ----------------------------------------------------------
 pids="$NGC_CTLD_PID ${NGC_SLURMD_PIDS[*]}"
 ngc_stop

@@ -83,7 +83,7 @@ bad_value() {
     shift 2
     ngc_wait_idle 10
     before=$(ngc_next_job_id)
-    env ${BAD_ENV:-} srun -n 1 "$@" true >"$NGT_OUT/bad.out" 2>"$NGT_OUT/bad.err"
+    env ${BAD_ENV:-} timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -n 1 "$@" true >"$NGT_OUT/bad.out" 2>"$NGT_OUT/bad.err"
     local rc=$?
     err=$(cat "$NGT_OUT/bad.err")
     ok $((rc == 0)) "$label: srun fails (status $rc)"

@@ -50,7 +50,7 @@ bad_value() {
     ngc_wait_idle 10
     before=$(ngc_next_job_id)
     lines=$(wc -l <"$NGC_DIR/log/slurmctld.log")
-    env ${BAD_ENV:-} srun -n 1 "$@" true >"$NGT_OUT/bad.out" 2>"$NGT_OUT/bad.err"
+    env ${BAD_ENV:-} timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -n 1 "$@" true >"$NGT_OUT/bad.out" 2>"$NGT_OUT/bad.err"
     local rc=$?
     err=$(cat "$NGT_OUT/bad.err")
     # What slurmctld logged while the refused srun ran (before the next probe job).
@@ -108,7 +108,7 @@ srun $NGT_PROBE ${VARS[*]}
 srun --numa-policy=prefer $NGT_PROBE ${VARS[*]} | sed 's/^rank=/rank=1/'
 EOF
 ngc_wait_idle 10
-sbatch --wait "$NGT_OUT/job.sh" >/dev/null 2>"$NGT_OUT/sbatch.err"
+ngc_bounded sbatch --wait -t 2 "$NGT_OUT/job.sh" >/dev/null 2>"$NGT_OUT/sbatch.err"
 ok $? "sbatch --wait with #SBATCH --numa-policy exits 0"
 ngt_check expect "$NGT_OUT/job.out" "sbatch step 1 inherits #SBATCH" 0:NUMAGUARD_MEM_MODE=interleave \
     1:NUMAGUARD_MEM_MODE=interleave 0:OMP_NUM_THREADS=4

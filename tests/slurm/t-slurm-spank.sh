@@ -32,7 +32,7 @@ srun_case() {
     local desc=$1 want=$2 re=$3 rc
     shift 3
     ngc_wait_idle 10
-    srun -D "$NGT_OUT" "$@" >"$NGT_OUT/o" 2>"$NGT_OUT/e"
+    ngc_srun -D "$NGT_OUT" "$@" >"$NGT_OUT/o" 2>"$NGT_OUT/e"
     rc=$?
     if [ "$want" = nonzero ]; then
         ok $((rc == 0)) "$desc: srun fails (exit $rc)"
@@ -63,7 +63,7 @@ srun_case "user_init: topology load fails, required" 0 "numaguard: cannot load t
 srun_case "user_init: topology load fails, strict" nonzero "strict: failing the task" \
     -n 2 --numa-policy=local,strict true
 ngc_wait_idle 10
-job=$(sbatch --parsable -D "$NGT_OUT" -o "$NGT_OUT/batch.out" -n 2 \
+job=$(sbatch --parsable -t 2 -D "$NGT_OUT" -o "$NGT_OUT/batch.out" -n 2 \
     --wrap "srun -n 2 --numa-policy=local,strict true; srun -n 1 --numa-policy=local true" 2>&1)
 ngc_wait_for 30 sh -c "[ -z \"\$(squeue -h -j '$job' 2>/dev/null)\" ]"
 like "$(scontrol show job "$job" 2>&1)" "JobState=(COMPLETED|FAILED)" "user_init: batch job ended"

@@ -39,7 +39,7 @@ ngt_start_suite() {
         [ -x "$NGT_CLI" ] || skip_all "$NGT_CLI not built"
     fi
     NGT_T0=$(date +%s)
-    ngc_init "${NG_TEST_TMP:-/tmp}/ng-$name.$$" || { echo "Bail out! cluster set-up failed"; exit 1; }
+    ngc_init "${NG_TEST_TMP:-/tmp}/ng-$name.$$" || { echo "Bail out! ${NGC_ERROR:-cluster set-up failed}"; exit 1; }
     NGT_OUT=$NGC_DIR/out
     mkdir -p "$NGT_OUT"
 }
@@ -47,7 +47,7 @@ ngt_start_suite() {
 # Start (or restart) the cluster or bail out: nothing else can pass.
 ngt_cluster() {
     if ! ngc_restart; then
-        echo "Bail out! cluster did not start ($(ngc_node_states))"
+        echo "Bail out! cluster did not start: ${NGC_ERROR:-$(ngc_node_states)}"
         exit 1
     fi
 }
@@ -63,7 +63,25 @@ ngt_srun() {
     p=("$@")
     ngc_wait_idle 10
     # -D: tasks run in the work dir (a crashing task's core file lands there).
-    srun -D "$NGT_OUT" "${a[@]}" "$NGT_PROBE" "${p[@]}" >"$out" 2>"$out.err"
+    ngc_srun -D "$NGT_OUT" "${a[@]}" "$NGT_PROBE" "${p[@]}" >"$out" 2>"$out.err"
+}
+
+# ngt_user_files UID FILE...: copies of the files an unprivileged user of
+# the suite must read or run (the plugin its srun loads, the probe, a
+# topology) in $NGC_DIR/shared (NGT_SHARED, mode 755), as an installed
+# plugin would be: a clone under /root (mode 0700 on Debian) is closed to
+# that user. Skips the whole file, in one line, if UID cannot read the
+# copies either (a work dir below a closed directory: NG_TEST_TMP).
+ngt_user_files() {
+    local uid=$1 f
+    shift
+    NGT_SHARED=$NGC_DIR/shared
+    mkdir -p "$NGT_SHARED" && chmod 755 "$NGT_SHARED"
+    for f in "$@"; do
+        cp "$f" "$NGT_SHARED/" && chmod a+rX "$NGT_SHARED/${f##*/}"
+        setpriv --reuid="$uid" --regid="$uid" --clear-groups test -r "$NGT_SHARED/${f##*/}" ||
+            skip_all "uid $uid cannot read $NGT_SHARED/${f##*/}: the work dir must be open to every user (NG_TEST_TMP)"
+    done
 }
 
 # The plugin's plugstack.conf line with the test fakes (fsroot, gres.conf).

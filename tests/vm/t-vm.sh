@@ -13,6 +13,8 @@
 #                         kept anyway when a check failed)
 #   NG_VM_SERIAL=1        boot the kernels one after the other (default:
 #                         both VMs at once, one host core each)
+#   NG_VM_TIMEOUT=S       seconds each VM may run (default 240; raise it on
+#                         a loaded or slow machine: TCG is emulation)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
@@ -44,6 +46,7 @@ for d in "$top"/build/vm-run/*; do
 done
 mkdir -p "$run_dir"
 kernels=${NG_VM_KERNELS:-612 61}
+vm_limit=${NG_VM_TIMEOUT:-240}
 t_start=$(date +%s)
 
 [ "${NG_VM_SKIP:-0}" = 1 ] && skip_all "NG_VM_SKIP=1"
@@ -81,6 +84,8 @@ echo "# prepared kernels in $(( $(date +%s) - t_start ))s"
 # died before the test started); writes unnumbered TAP to $out/result.
 boot_and_test() {
     boot_and_test_ "$@" >"$run_dir/k$1.result" 2>&1
+    # Progress (the numbered lines come when every VM is done).
+    echo "# kernel $1: VM run over, $(grep -c '^ok - ' "$run_dir/k$1.result") checks passed, $(grep -c '^not ok - ' "$run_dir/k$1.result") failed"
 }
 boot_and_test_() {
     fl=$1 phases=$2 out=$run_dir/k$1
@@ -96,7 +101,7 @@ EOF
     while :; do
         t0=$(date +%s)
         rm -f "$out/tap" "$out/guest-started" "$out/guest.log"
-        sh tests/vm/boot.sh "build/vm-cache/k-$fl" "$out" tests/vm/guest.sh "${NG_VM_TIMEOUT:-240}"
+        sh tests/vm/boot.sh "build/vm-cache/k-$fl" "$out" tests/vm/guest.sh "$vm_limit"
         rc=$?
         secs=$(( $(date +%s) - t0 ))
         if [ $rc -eq 3 ] || { [ $rc -ne 0 ] && [ ! -f "$out/guest-started" ]; }; then
@@ -109,7 +114,9 @@ EOF
     echo "# kernel $fl ($(cat build/vm-cache/k-$fl/package 2>/dev/null)): VM run ${secs}s, boot.sh rc $rc"
     grep -E '^ngvm: (guest up|run.sh exit)' "$out/console.log" 2>/dev/null | sed 's/^/# /'
     if [ -f "$out/tap" ]; then cat "$out/tap"; fi
-    if [ $rc -ne 0 ]; then
+    if [ $rc -eq 4 ] && [ "$secs" -ge "$vm_limit" ]; then
+        echo "not ok - kernel $fl: VM run completed (timed out: its ${vm_limit}s, NG_VM_TIMEOUT, ran out; on a loaded machine raise it, e.g. NG_VM_TIMEOUT=$((vm_limit * 2)) make check)"
+    elif [ $rc -ne 0 ]; then
         echo "not ok - kernel $fl: VM run completed (boot.sh rc $rc: 3 no start, 4 timeout)"
         tail -20 "$out/console.log" 2>/dev/null | sed 's/^/#   console: /'
         tail -20 "$out/guest.log" 2>/dev/null | sed 's/^/#   guest: /'
@@ -122,6 +129,8 @@ phases_of() {
         61) echo "raw slurm fallback" ;;
     esac
 }
+# Progress for run-all.sh (the results come when the VMs are done).
+echo "# booting kernels: $kernels ($( [ "${NG_VM_SERIAL:-0}" = 1 ] && echo one after the other || echo at once); each VM may run ${vm_limit}s, NG_VM_TIMEOUT)"
 pids=""
 for k in $kernels; do
     [ -n "$(phases_of "$k")" ] || { echo "# unknown kernel flavour $k"; continue; }
