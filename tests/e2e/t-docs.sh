@@ -128,7 +128,7 @@ EOF2
         hp=$!
         i=0
         while ! grep -q ready "$out" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-        norm='s/^\( *\)pid [0-9]* ([^)]*)$/\1pid P (NAME)/; s/pages    [0-9.]* MiB/pages    N MiB/'
+        norm='s/^\( *\)pid [0-9]* ([^)]*)$/\1pid P (NAME)/; s/pages    [0-9.]* MiB/pages    N MiB/; s/^\( *\)user     .* (uid [0-9]*)$/\1user     USER (uid N)/'
         got=$("$NG" check --pid $hp | sed "$norm")
         kill $hp 2>/dev/null
         wait $hp 2>/dev/null
