@@ -20,7 +20,8 @@ What is an example, and how it is checked:
   --gpus-per-task, --numa-policy, --omp-guard) on the machine the document
   describes (SRUN_MACHINES; t-slurm-gpus proves the plugin equals plan
   when -c x tasks is the whole node, so the example must give -c);
-  N is the GPU's NUMA node from `numaguard topo --json`.
+  N is the NUMA nodes of the task's CPUs (what ng_task_describe prints),
+  from `numaguard topo --json`.
 - In the man pages, every "numaguard topo|plan" line of an .nf/.fi block
   (they show no output) must exit 0.
 - A plan table ("task  gpus ...") outside a checked example fails: it
@@ -231,6 +232,28 @@ def srun_plan_args(argv):
     return plan
 
 
+def cpu_set(text):
+    """A Linux cpulist ("0-3,8") as a set of ints."""
+    out = set()
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
+def list_text(ids):
+    """Sorted ints as a Linux list ("0-1,3")."""
+    runs, out = [], []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    for a, b in runs:
+        out.append(str(a) if a == b else "%d-%d" % (a, b))
+    return ",".join(out)
+
+
 def check_srun(ng, rel, line, cmd, output):
     where = "%s:%d: $ %s" % (rel, line, cmd if len(cmd) < 90 else cmd[:87] + "...")
     lines = [o.strip() for o in output if o.strip() and o.strip() != "..."]
@@ -259,15 +282,16 @@ def check_srun(ng, rel, line, cmd, output):
         f = r.split()
         if len(f) >= 5:
             rows[f[0]] = f
-    gnuma = {g["pci_bus_id"]: ",".join(str(n) for n in g["numa_nodes"]) for g in json.loads(topo)["gpus"]}
+    nodes = [(n["os_index"], cpu_set(n["cpus"])) for n in json.loads(topo)["numa_nodes"] if n["has_cpus"]]
     details = []
     for v in verbose:
         rank, local, gpus, numa, cpus, mem, threads = v.groups()
         row = rows.get(local)
         want = None
         if row is not None:
-            want = "gpus %s numa %s cpus %s mem %s threads %s" % (
-                row[1], gnuma.get(row[1], "?"), row[2], row[3], row[4])
+            mine = cpu_set(row[2])
+            numa = list_text(sorted(os for os, c in nodes if c & mine))
+            want = "gpus %s numa %s cpus %s mem %s threads %s" % (row[1], numa, row[2], row[3], row[4])
         got = "gpus %s numa %s cpus %s mem %s threads %s" % (gpus, numa, cpus, mem, threads)
         if got != want:
             details.append("rank %s: doc %s; plan on %s: %s" % (rank, got, machine, want))

@@ -667,7 +667,7 @@ int main(void)
     closedir(d);
     qsort(names, n, sizeof(*names), cmp_str);
     for (unsigned i = 0; i < n; i++) {
-        char path[512], err[512];
+        char path[512], err[512] = "";
         snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, names[i]);
         ng_topology_options o = {.xml_path = path};
         ng_topology *topo = NULL;

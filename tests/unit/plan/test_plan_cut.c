@@ -47,6 +47,7 @@ static void make_line(synth *y, const unsigned *sizes, unsigned nd, unsigned per
     y->line.ndom = nd;
     y->line.dist = y->dist;
     y->line.pkg = per_pkg ? y->pkg : NULL;
+    y->line.grp = NULL;   /* no CPU groups below the domains here */
 }
 
 /* Best score over every arrangement of e +1s among nt slices of s. */

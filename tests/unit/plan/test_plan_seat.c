@@ -224,8 +224,13 @@ static void fixture_free(fixture *f)
     free(p->slice);
     free(p->size);
     hwloc_bitmap_free(p->used);
-    if (p->plan)
+    if (p->plan) {
         free(p->plan->tasks);
+        /* The cuts the chooser recorded for the explanation (cut.c). */
+        for (unsigned i = 0; i < p->plan->n_cuts; i++)
+            free(p->plan->cuts[i].tasks);
+        free(p->plan->cuts);
+    }
     free(p->plan);
     request_free(&f->r);
 }
