@@ -1,8 +1,6 @@
-/* Phase (b): seating GPU tasks, home first.
+/* Phase (b2): seating GPU tasks, home first (their homes: home.c).
  *
- * A GPU task's home is the allowed units local to its GPUs; a task whose GPUs
- * have none ("remote") gets ONE nearest domain by NUMA distance (ties: the
- * domain fewest tasks already call home, then the lowest). Tasks whose homes
+ * Tasks whose homes
  * overlap form a component, planned over the union of their homes. A
  * component whose tasks want more cores than its home has spills over to free
  * units: by NUMA distance from its home, then same package, then same L3, then
@@ -24,115 +22,6 @@
 
 #define BIG 0x7fffffff
 
-/* ---- homes ------------------------------------------------------------ */
-
-/* 1 if @set holds a unit of domain d (hwloc 2.9 has no range query). */
-static int touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d)
-{
-    int u = hwloc_bitmap_next(set, (int)p->doms[d].first - 1);
-    return u >= 0 && (unsigned)u < p->doms[d].first + p->doms[d].count;
-}
-
-static void units_in(const ngi_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
-{
-    hwloc_bitmap_zero(out);
-    for (unsigned u = 0; u < p->n_units; u++)
-        if (hwloc_bitmap_intersects(p->units[u].pus, cpus))
-            hwloc_bitmap_set(out, u);
-}
-
-/* claim[d] = tasks whose home touches domain d (kept as homes are set). */
-static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned *claim)
-{
-    for (unsigned d = 0; d < p->n_doms; d++)
-        claim[d] += (unsigned)touches(p, home, d);
-}
-
-static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n, unsigned *claim)
-{
-    hwloc_bitmap_t src = hwloc_bitmap_alloc();
-    for (unsigned i = 0; i < n; i++)
-        hwloc_bitmap_or(src, src, ng_topology_gpu(p->topo, (unsigned)gpus[i])->numa_nodes);
-    unsigned best_d = ~0u, best_c = ~0u;
-    int best = -1, known = 0;
-    for (unsigned d = 0; d < p->n_doms; d++) {
-        unsigned dist = ~0u;
-        int os;
-        hwloc_bitmap_foreach_begin(os, src) {
-            unsigned x = ng_topology_distance(p->topo, (unsigned)os,
-                                              ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index);
-            if (x && x < dist)
-                dist = x;
-        } hwloc_bitmap_foreach_end();
-        known |= dist != ~0u;
-        unsigned c = claim[d];
-        if (best < 0 || dist < best_d || (dist == best_d && c < best_c)) {
-            best = (int)d;
-            best_d = dist;
-            best_c = c;
-        }
-    }
-    hwloc_bitmap_free(src);
-    p->home[t] = hwloc_bitmap_alloc();
-    hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
-                           (int)(p->doms[best].first + p->doms[best].count - 1));
-    claim[best]++;
-    char names[128];
-    ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
-    if (known)
-        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it; using the "
-                              "nearest NUMA node by distance", names);
-    else
-        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it and NUMA "
-                              "distances cannot tell which is nearest", names);
-}
-
-int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
-{
-    unsigned nt = p->req->ntasks, ngpu = ng_topology_gpu_count(p->topo);
-    unsigned *claim = calloc(p->n_doms, sizeof *claim);
-    hwloc_bitmap_t local = hwloc_bitmap_alloc();
-    if (!claim || !local) {
-        free(claim);
-        hwloc_bitmap_free(local);
-        return ngi_fail(err, errlen, "out of memory");
-    }
-    /* Local homes first, so remote tasks see them when spreading. */
-    for (int pass = 0; pass < 2; pass++)
-        for (unsigned t = 0; t < nt; t++) {
-            unsigned n;
-            const int *gpus = ngi_plan_req_gpus(p->req, t, &n);
-            if (n == 0 || (pass == 1 && !p->plan->tasks[t].gpu_remote))
-                continue;
-            if (pass == 1) {
-                remote_home(p, t, gpus, n, claim);
-                continue;
-            }
-            hwloc_bitmap_zero(local);
-            for (unsigned i = 0; i < n; i++) {
-                if (gpus[i] < 0 || (unsigned)gpus[i] >= ngpu) {
-                    hwloc_bitmap_free(local);
-                    free(claim);
-                    return ngi_fail(err, errlen, "task %u: GPU index %d is not a GPU of this "
-                                                "topology (it has %u)", t, gpus[i], ngpu);
-                }
-                hwloc_bitmap_or(local, local, ng_topology_gpu(p->topo, (unsigned)gpus[i])->cpus);
-            }
-            p->home[t] = hwloc_bitmap_alloc();
-            units_in(p, local, p->home[t]);
-            if (hwloc_bitmap_iszero(p->home[t])) {
-                hwloc_bitmap_free(p->home[t]);
-                p->home[t] = NULL;
-                p->plan->tasks[t].gpu_remote = 1;
-            } else {
-                add_claims(p, p->home[t], claim);
-            }
-        }
-    hwloc_bitmap_free(local);
-    free(claim);
-    return 0;
-}
-
 /* ---- distances from a home ------------------------------------------- */
 
 typedef struct rank {
@@ -145,7 +34,7 @@ static rank rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x)
     rank r = {~0u, 1, 1, ~0u};
     for (unsigned h = 0; h < p->n_doms; h++) {
         const ngi_domain *d = &p->doms[h];
-        if (!touches(p, home, h))
+        if (!ngi_plan_touches(p, home, h))
             continue;
         unsigned dist = p->dist[h * p->n_doms + x];
         unsigned gap = h > x ? h - x : x - h;

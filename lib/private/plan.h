@@ -7,7 +7,8 @@
  *   cut.c      choosing among the families, cutting units into slices
  *   domains.c  units (cores), domains (memory node + its CPUs), CPU groups
  *   bound.c    GPU tasks kept on their GPU's package: groups and sizes
- *   seat.c     GPU tasks: homes, components, spilling, sharing cores
+ *   home.c     GPU tasks' homes (their GPUs' units, or one nearest domain)
+ *   seat.c     GPU tasks: components, spilling, sharing cores
  *   mem.c      memory nodes of a task
  *   threads.c  the thread variables of a task
  *   net.c      the NICs of each task (--net-affinity)
@@ -255,8 +256,12 @@ int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom);
 /** The note of GPU tasks when allocated cores stay idle (bound only). */
 void ngi_plan_note_idle(ngi_planner *p);
 
-/* seat.c: GPU tasks' homes and slices; sharing when cores are scarce. */
+/* home.c: GPU tasks' homes. */
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
+/** 1 if @p set (unit indices) holds a unit of domain @p d. */
+int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d);
+
+/* seat.c: GPU tasks' slices; sharing when cores are scarce. */
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_share_cores(ngi_planner *p);
 /** Keep a cut's record in the plan (cut.c; without memory it is left out). */

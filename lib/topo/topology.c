@@ -99,8 +99,65 @@ int ng_topology_load(ng_topology **out, const ng_topology_options *opts, char *e
     return ngi_topology_load_sys(NULL, out, opts, err, errlen);
 }
 
+/* Indices bound every bitmap numaguard builds: an XML may leave a NUMA
+ * node without os_index (hwloc then says 2^32-1) or claim absurd PUs. */
+static int check_indices(const ng_topology *t, char *err, size_t errlen)
+{
+    hwloc_obj_t node = NULL;
+    while ((node = hwloc_get_next_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, node)) != NULL)
+        if (node->os_index > NG_MAX_NUMA_OS_INDEX)
+            return ngi_fail(err, errlen, "invalid topology: NUMA node index %u out of range "
+                                         "(0-%d)", node->os_index, NG_MAX_NUMA_OS_INDEX);
+    if (hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(t->hw)) > NG_MAX_PU_OS_INDEX)
+        return ngi_fail(err, errlen, "invalid topology: a PU index is above %d",
+                        NG_MAX_PU_OS_INDEX);
+    return 0;
+}
+
+/* What the NUMA view must be after building it. */
+static int check_numa(const ng_topology *t, char *err, size_t errlen)
+{
+    /* hwloc >= 2 reports at least one NUMA node on every machine (a non-NUMA
+     * one included), so none means broken discovery (sysfs hidden or
+     * damaged, a hand-made XML): nothing to place memory on, and CPU
+     * placement from the same discovery is not to be trusted either. */
+    if (t->n_numa == 0)
+        return ngi_fail(err, errlen, "invalid topology: hwloc found no NUMA node "
+                                     "(damaged sysfs or XML?)");
+    /* hwloc accepts an XML that numbers two NUMA nodes alike (found by
+     * fuzzing); lookups by OS index would then be ambiguous. */
+    for (unsigned k = 1; k < t->n_numa; k++)
+        if (t->numa[k].os_index == t->numa[k - 1].os_index)
+            return ngi_fail(err, errlen, "invalid topology: two NUMA nodes are numbered %u",
+                            t->numa[k].os_index);
+    return 0;
+}
+
+/* The views over hwloc's objects, in order: NUMA nodes (@p next walks
+ * hwloc's), distances, GPUs, NICs. -1 with err on a broken topology or no
+ * memory. */
+static int build_views(ng_topology *t, const ng_topology_options *o,
+                       hwloc_obj_t (*next)(hwloc_topology_t, hwloc_obj_t), char *err,
+                       size_t errlen)
+{
+    if (check_indices(t, err, errlen) < 0)
+        return -1;
+    if (!t->allowed || ngi_topo_build_numa(t, o->include_disallowed, next) < 0)
+        return ngi_fail(err, errlen, "out of memory while building the topology view");
+    if (check_numa(t, err, errlen) < 0)
+        return -1;
+    if (ngi_topo_build_distances(t) < 0)
+        return ngi_fail(err, errlen, "out of memory while building the topology view");
+    /* GPUs and NICs refuse OS device names the kernel would not give
+     * (err names the device; the caller names the file). */
+    if (ngi_topo_build_gpus(t, err, errlen) < 0 ||
+        (t->nics = ngi_nic_set_build(t, err, errlen)) == NULL)
+        return -1;
+    return 0;
+}
+
 int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
-                         const ng_topology_options *opts, char *err, size_t errlen)
+                          const ng_topology_options *opts, char *err, size_t errlen)
 {
     static const ng_topology_options none;
     const ng_topology_options *o = opts ? opts : &none;
@@ -124,54 +181,10 @@ int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
     t->this_system = xml ? xml_matches_sysfs(t->hw, t->fsroot) : 1;
     t->allowed = hwloc_bitmap_dup(o->include_disallowed ? hwloc_topology_get_topology_cpuset(t->hw)
                                                         : hwloc_topology_get_allowed_cpuset(t->hw));
-    /* Indices bound every bitmap numaguard builds: an XML may leave a NUMA
-     * node without os_index (hwloc then says 2^32-1) or claim absurd PUs. */
-    hwloc_obj_t node = NULL;
-    while ((node = hwloc_get_next_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, node)) != NULL)
-        if (node->os_index > NG_MAX_NUMA_OS_INDEX) {
-            unsigned bad = node->os_index;
-            ng_topology_free(t);
-            return ngi_fail(err, errlen, "invalid topology: NUMA node index %u out of range "
-                                        "(0-%d)", bad, NG_MAX_NUMA_OS_INDEX);
-        }
-    if (hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(t->hw)) > NG_MAX_PU_OS_INDEX) {
-        ng_topology_free(t);
-        return ngi_fail(err, errlen, "invalid topology: a PU index is above %d", NG_MAX_PU_OS_INDEX);
-    }
     /* @p sys (lib/private/sysops.h) may replace the walk over hwloc's NUMA
      * nodes: the fault build of the plugin (test_fault=no_numa) and unit
      * tests hide them to simulate hwloc finding none. */
-    if (!t->allowed ||
-        ngi_topo_build_numa(t, o->include_disallowed,
-                            sys && sys->next_numa ? sys->next_numa : next_numa) < 0) {
-        ng_topology_free(t);
-        return ngi_fail(err, errlen, "out of memory while building the topology view");
-    }
-    /* hwloc >= 2 reports at least one NUMA node on every machine (a non-NUMA
-     * one included), so none means broken discovery (sysfs hidden or
-     * damaged, a hand-made XML): nothing to place memory on, and CPU
-     * placement from the same discovery is not to be trusted either. */
-    if (t->n_numa == 0) {
-        ng_topology_free(t);
-        return ngi_fail(err, errlen, "invalid topology: hwloc found no NUMA node "
-                                    "(damaged sysfs or XML?)");
-    }
-    /* hwloc accepts an XML that numbers two NUMA nodes alike (found by
-     * fuzzing); lookups by OS index would then be ambiguous. */
-    for (unsigned k = 1; k < t->n_numa; k++)
-        if (t->numa[k].os_index == t->numa[k - 1].os_index) {
-            unsigned dup = t->numa[k].os_index;
-            ng_topology_free(t);
-            return ngi_fail(err, errlen, "invalid topology: two NUMA nodes are numbered %u", dup);
-        }
-    if (ngi_topo_build_distances(t) < 0) {
-        ng_topology_free(t);
-        return ngi_fail(err, errlen, "out of memory while building the topology view");
-    }
-    /* GPUs and NICs refuse OS device names the kernel would not give
-     * (err names the device; the caller names the file). */
-    if (ngi_topo_build_gpus(t, err, errlen) < 0 ||
-        (t->nics = ngi_nic_set_build(t, err, errlen)) == NULL) {
+    if (build_views(t, o, sys && sys->next_numa ? sys->next_numa : next_numa, err, errlen) < 0) {
         ng_topology_free(t);
         return -1;
     }
