@@ -36,10 +36,6 @@ typedef struct common_opts {
 /* Load the topology named by the options (live when none); prints the error. */
 ng_topology *cli_load_topology(const common_opts *o);
 
-/* A decimal option value in [0, max]; -1 if not one (no sign, no spaces,
- * no junk, at most 10 digits). */
-long cli_parse_uint(const char *s, unsigned long max);
-
 /* Print "numaguard: <msg>" to stderr; returns 2 (usage) or 1 (failure). */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

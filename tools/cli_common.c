@@ -2,21 +2,9 @@
  * topology. Called by cmd_*.c; calls nothing of the CLI's own. */
 #include "cli.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-long cli_parse_uint(const char *s, unsigned long max)
-{
-    if (!s || !isdigit((unsigned char)*s) || strnlen(s, 12) > 10)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    return (errno || *end || v > max) ? -1 : (long)v;
-}
 
 int cli_error(int code, const char *fmt, ...)
 {

@@ -122,7 +122,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         case 't': o->topology = optarg; break;
         case 'r': o->fsroot = optarg; break;
         case 'T':
-            if ((secs = cli_parse_uint(optarg, 600)) < 1)
+            if ((secs = ng_parse_uint(optarg, 600)) < 1)
                 return cli_error(2, "doctor: --timeout: invalid value '%.32s' (whole seconds "
                                  "1..600)", optarg);
             o->command_timeout_ms = (unsigned)secs * 1000;

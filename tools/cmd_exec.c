@@ -147,13 +147,13 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
         case 'R':
-            if ((v = cli_parse_uint(optarg, 65535)) < 0)
+            if ((v = ng_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);
             o->rank = (unsigned)v;
             o->have_rank = 1;
             break;
         case 'N':
-            if ((v = cli_parse_uint(optarg, 65536)) < 1)
+            if ((v = ng_parse_uint(optarg, 65536)) < 1)
                 return cli_error(2, "exec: invalid --local-size '%.64s': expected 1-65536", optarg);
             o->size = (unsigned)v;
             o->have_size = 1;

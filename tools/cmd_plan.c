@@ -32,7 +32,7 @@ typedef struct plan_opts {
 
 static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
 {
-    long v = cli_parse_uint(s, max);
+    long v = ng_parse_uint(s, max);
     if (v < 0)
         return cli_error(2, "plan: invalid value '%.64s' for %s: expected a number 0-%u",
                          s, opt, max);

@@ -3,7 +3,9 @@
 #include "private/base.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int ngi_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -97,4 +99,14 @@ void ngi_show_bytes(const char *s, size_t n, char *out, size_t len)
 size_t ng_text_escape(const char *s, char *out, size_t len)
 {
     return ngi_escape_bytes(s, s ? strlen(s) : 0, out, len, NGI_ESC_BACKSLASH);
+}
+
+long ng_parse_uint(const char *s, unsigned long max)
+{
+    if (!s || !isdigit((unsigned char)*s) || strnlen(s, 12) > 10)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    return (errno || *end || v > max) ? -1 : (long)v;
 }

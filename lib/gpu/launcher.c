@@ -21,17 +21,6 @@ static const char *env_get(const ng_env_view *env, const char *name)
     return env->get(env->ctx, name);
 }
 
-/* A decimal in [0, max]; -1 if not one (no sign, no spaces, no junk). */
-static long parse_uint(const char *s, unsigned long max)
-{
-    if (!s || !isdigit((unsigned char)*s) || strnlen(s, 12) > 10)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    return (errno || *end || v > max) ? -1 : (long)v;
-}
-
 /* ---------------------------------------------------------------- */
 /* Local rank and size                                               */
 /* ---------------------------------------------------------------- */
@@ -85,7 +74,7 @@ static long slurm_local_size(const ng_env_view *env)
     if (!list)
         list = env_get(env, "SLURM_TASKS_PER_NODE");
     const char *node = env_get(env, "SLURM_NODEID");
-    long id = node ? parse_uint(node, 1u << 20) : 0;
+    long id = node ? ng_parse_uint(node, 1u << 20) : 0;
     if (!list || id < 0 || strnlen(list, NG_MAX_ARG + 1) > NG_MAX_ARG)
         return -1;
     return slurm_tasks_on_node(list, (unsigned long)id);
@@ -104,12 +93,12 @@ int ng_launcher_local_rank(const ng_env_view *env, ng_local_rank *out, char *err
         if (!r)
             continue;
         const char *g = env_get(env, s->global);
-        out->global_rank = g ? (int)parse_uint(g, 1u << 30) : -1;
+        out->global_rank = g ? (int)ng_parse_uint(g, 1u << 30) : -1;
         out->launcher = s->launcher;
         out->source = s->rank;
-        long rv = parse_uint(r, 65535);
+        long rv = ng_parse_uint(r, 65535);
         const char *sz = s->size ? env_get(env, s->size) : NULL;
-        long nv = s->size ? (sz ? parse_uint(sz, 65536) : -1) : slurm_local_size(env);
+        long nv = s->size ? (sz ? ng_parse_uint(sz, 65536) : -1) : slurm_local_size(env);
         if (rv < 0 || nv < 1 || rv >= nv) {
             char rs[NGI_SHOW_MAX * 4 + 8], ss[NGI_SHOW_MAX * 4 + 8];
             ngi_show_bytes(r, strnlen(r, NG_MAX_ARG), rs, sizeof rs);
@@ -233,7 +222,7 @@ static int gpus_from_option(const ng_topology *topo, const char *text, int *list
     char buf[NG_MAX_ARG + 1], *save = NULL;
     memcpy(buf, text, strlen(text) + 1);
     for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-        long v = strchr(it, ':') ? ng_topology_gpu_by_busid(topo, it) : parse_uint(it, ngpu);
+        long v = strchr(it, ':') ? ng_topology_gpu_by_busid(topo, it) : ng_parse_uint(it, ngpu);
         if (v < 0 || (unsigned long)v >= ngpu) {
             char show[NGI_SHOW_MAX * 4 + 8];
             ngi_show_bytes(it, strlen(it), show, sizeof show);

@@ -65,6 +65,16 @@ int ng_current_cpus(hwloc_bitmap_t set);
 
 /** @} */
 
+/** @name Numbers a person or a launcher wrote                             */
+/** @{ */
+
+/** A decimal in [0, @p max] as the CLI's options and the launchers'
+ *  variables are read: digits only (no sign, space or junk), at most 10;
+ *  the value, or -1 when @p s is not one. Thread-safe. */
+long ng_parse_uint(const char *s, unsigned long max);
+
+/** @} */
+
 /** @name Text for a person                                               */
 /** @{ */
 
