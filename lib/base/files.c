@@ -24,6 +24,20 @@ int ngi_join(char *buf, size_t len, const char *dir, const char *name, const cha
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+size_t ngi_read_full(int fd, char *buf, size_t want)
+{
+    size_t got = 0;
+    while (got < want) {
+        ssize_t n = read(fd, buf + got, want - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    return got;
+}
+
 /* Read from @p fd until EOF or len-1 bytes (NUL added). Returns the count,
  * or -1 when the first read fails (EACCES on another user's environ and
  * numa_maps comes at read time, not at open). Closes @p fd. */

@@ -42,19 +42,12 @@ int ngi_doctor_read(const char *path, size_t max, char **out, size_t *len, char 
         ngi_fail(why, whylen, "larger than %zu bytes", max);
         goto out;
     }
-    size_t got = 0, want = (size_t)st.st_size;
+    size_t want = (size_t)st.st_size;
     if (!(buf = malloc(want + 1))) {
         ngi_fail(why, whylen, "out of memory");
         goto out;
     }
-    while (got < want) {
-        ssize_t n = read(fd, buf + got, want - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    size_t got = ngi_read_full(fd, buf, want);
     buf[got] = '\0';
     if (len)
         *len = got;

@@ -46,6 +46,10 @@ int ngi_path(char *buf, size_t len, const char *fsroot, const char *abs_path);
 /** dir + "/" + name + suffix into buf; -1 if it does not fit. */
 int ngi_join(char *buf, size_t len, const char *dir, const char *name, const char *suffix);
 
+/** Read up to @p want bytes from @p fd (retrying EINTR, stopping at EOF or
+ *  an error); the count read. Adds no NUL; does not close @p fd. */
+size_t ngi_read_full(int fd, char *buf, size_t want);
+
 /** Read a small text file (at most len-1 bytes) into buf; -1 on error.
  *  Follows symlinks (sysfs is made of them): for root's files only. */
 int ngi_read_small_file(const char *path, char *buf, size_t len);

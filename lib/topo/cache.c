@@ -271,19 +271,12 @@ static int read_trusted(int dfd, const char *name, size_t max, char **out, size_
         ngi_fail(err, errlen, "%s: size %lld out of range", name, (long long)st.st_size);
         goto out;
     }
-    size_t len = (size_t)st.st_size, got = 0;
+    size_t len = (size_t)st.st_size;
     if (!(buf = malloc(len + 1))) {
         ngi_fail(err, errlen, "out of memory");
         goto out;
     }
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    size_t got = ngi_read_full(fd, buf, len);
     if (got != len) {
         ngi_fail(err, errlen, "%s: short read", name);
         goto out;
