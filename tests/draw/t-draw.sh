@@ -198,18 +198,6 @@ like "$(head -1 "$T/evil.map")" '\\x1b\]0;pwn\\x07<b>&\.xml' "hostile names: the
 
 # --- check: runnable threads per core, piles, oversubscription ---
 HELPER=$BUILD/tests/ng_threads
-start() {
-    name=$1
-    shift
-    "$@" >"$T/$name.out" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS="$PIDS $!"
-    i=0
-    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-}
 if [ -x "$HELPER" ] && [ "$(nproc --all)" -ge 2 ]; then
     start pile1 taskset -c 0 "$HELPER" 1 0 64
     start pile2 taskset -c 0 "$HELPER" 1 0 64

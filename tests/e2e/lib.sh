@@ -11,3 +11,19 @@ XE=$TOPO/xe8640-4xh100-spr8480-snc4.xml
 val() {  # val TEXT KEY
     printf '%s\n' "$1" | sed -n "s/^$2[=:][[:space:]]*//p" | head -1
 }
+
+# start NAME CMD...: run CMD in the background (output in $T/NAME.out,
+# pid in PID_NAME and added to PIDS, which the suite's cleanup kills) and
+# wait up to 5 s for it to print "ready".
+start() {
+    name=$1
+    shift
+    "$@" >"$T/$name.out" 2>&1 &
+    eval "PID_$name=$!"
+    PIDS="$PIDS $!"
+    i=0
+    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}

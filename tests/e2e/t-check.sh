@@ -22,20 +22,6 @@ if [ ! -x "$HELPER" ] || [ ! -x "$NG" ] || [ "$(nproc --all)" -lt 2 ]; then
     exit 0
 fi
 
-# start NAME CMD...: run CMD in the background until it prints "ready".
-start() {
-    name=$1
-    shift
-    "$@" >"$T/$name.out" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS="$PIDS $!"
-    i=0
-    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-}
-
 # j FILE EXPR: a Python expression over the first process, d = its JSON object.
 j() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["processes"][0]; print(eval(sys.argv[2]))' "$1" "$2"; }
 # s FILE EXPR: a Python expression over the summary (s) and processes (ps).
