@@ -119,17 +119,15 @@ void ngi_check_nvidia_driver(ngi_doctor_ctx *x)
 
 /* ---- nvidia-smi ---- */
 
-/* Run `nvidia-smi ARG...` unless it hung before; 0 when it answered. */
+/* Run `nvidia-smi ARG...`; 0 when it answered. (A second query runs only
+ * after the first answered, so a hung tool is never run twice.) */
 static int run_smi(ngi_doctor_ctx *x, ng_doctor_check *c, char *const argv[], ngi_cmd *res)
 {
     char what[160];
     memset(res, 0, sizeof *res);
-    if (x->nvsmi_dead)
-        return -1;
     ngi_run_bounded(argv, x->timeout_ms, TOOL_OUT_MAX, res);
     if (res->not_found || (!res->timed_out && !res->too_big && res->exit_status == 0))
         return res->not_found ? -1 : 0;
-    x->nvsmi_dead = res->timed_out;
     ngi_cmd_describe(res, what, sizeof what);
     ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                        "the driver's own view of the GPUs could not be compared (a driver "

@@ -4,22 +4,8 @@
  * plugstack.conf line with it. Pure: no file access, no Slurm. */
 #include "private/options.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* One line in err naming the argument; returns -1. */
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen)
-        vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* "local,prefer" -> kind bits. */
 static int parse_kinds(ng_plugin_conf *c, const char *text, char *err, size_t errlen)
@@ -30,14 +16,14 @@ static int parse_kinds(ng_plugin_conf *c, const char *text, char *err, size_t er
         size_t n = strcspn(p, ",");
         int k = ng_policy_kind_from_name(p, n);
         if (k < 0)
-            return bad(err, errlen, "allowed_policies: unknown policy in '%s'", text);
+            return ngi_fail(err, errlen, "allowed_policies: unknown policy in '%s'", text);
         bits |= 1u << k;
         p += n;
         if (*p == ',' && *++p == '\0')
-            return bad(err, errlen, "allowed_policies: trailing comma in '%s'", text);
+            return ngi_fail(err, errlen, "allowed_policies: trailing comma in '%s'", text);
     }
     if (!bits)
-        return bad(err, errlen, "allowed_policies: empty list");
+        return ngi_fail(err, errlen, "allowed_policies: empty list");
     c->allowed_kinds = bits;
     return 0;
 }
@@ -47,7 +33,7 @@ static int parse_path(const char *key, const char *val, char *dst, size_t len, c
                       size_t errlen)
 {
     if (val[0] != '/' || strlen(val) >= len)
-        return bad(err, errlen, "%s= needs an absolute path shorter than %zu bytes, got '%s'",
+        return ngi_fail(err, errlen, "%s= needs an absolute path shorter than %zu bytes, got '%s'",
                    key, len, val);
     memcpy(dst, val, strlen(val) + 1);
     return 0;
@@ -67,7 +53,7 @@ static int parse_thread_vars(ng_plugin_conf *c, const char *val, char *err, size
     char why[256];
     const char *ptrs[NG_MAX_ENV + 1];
     if (ng_thread_vars_parse(val, c->thread_vars, ptrs, NG_MAX_ENV - 2, why, sizeof why) < 0)
-        return bad(err, errlen, "omp_vars=%s: %s", val, why);
+        return ngi_fail(err, errlen, "omp_vars=%s: %s", val, why);
     /* The list is NULL-terminated (duplicates kept once): count it. */
     for (c->n_thread_vars = 0; ptrs[c->n_thread_vars]; c->n_thread_vars++)
         ;
@@ -83,20 +69,20 @@ static int parse_default(ng_plugin_conf *c, const char *key, const char *val, ch
     if (strcmp(key, "default_policy") == 0) {
         ng_policy pol = {0};
         if (ng_policy_parse(val, &pol, why, sizeof why) < 0 || (pol.mods & NG_MOD_HELP))
-            return bad(err, errlen, "default_policy=%s: %s", val,
+            return ngi_fail(err, errlen, "default_policy=%s: %s", val,
                        (pol.mods & NG_MOD_HELP) ? "help is not a policy" : why);
         c->have_default_policy = 1;
         memcpy(c->default_policy, val, strlen(val) + 1);
     } else if (strcmp(key, "default_omp_guard") == 0) {
         ng_omp_guard g;
         if (ng_omp_guard_parse(val, &g, why, sizeof why) < 0)
-            return bad(err, errlen, "default_omp_guard=%s: %s", val, why);
+            return ngi_fail(err, errlen, "default_omp_guard=%s: %s", val, why);
         c->have_default_omp = 1;
         memcpy(c->default_omp, val, strlen(val) + 1);
     } else {
         ng_net_affinity a;
         if (ng_net_affinity_parse(val, &a, why, sizeof why) < 0)
-            return bad(err, errlen, "default_net_affinity=%s: %s", val, why);
+            return ngi_fail(err, errlen, "default_net_affinity=%s: %s", val, why);
         c->have_default_net = 1;
         memcpy(c->default_net, val, strlen(val) + 1);
     }
@@ -130,26 +116,26 @@ static int parse_value(ng_plugin_conf *c, const char *key, const char *val, char
         }
         return parse_path(key, val, c->cache_dir, sizeof c->cache_dir, err, errlen);
     }
-    return bad(err, errlen, "unknown argument '%s=%s'", key, val);
+    return ngi_fail(err, errlen, "unknown argument '%s=%s'", key, val);
 }
 
 /* One argument: a flag or key=value. */
 static int parse_arg(ng_plugin_conf *c, const char *arg, char *err, size_t errlen)
 {
     if (!arg || strnlen(arg, NG_MAX_ARG + 1) > NG_MAX_ARG)
-        return bad(err, errlen, "an argument is %s", arg ? "longer than 1024 bytes" : "NULL");
+        return ngi_fail(err, errlen, "an argument is %s", arg ? "longer than 1024 bytes" : "NULL");
     if (strcmp(arg, "verbose") == 0)
         return c->verbose = 1, 0;
     if (strcmp(arg, "strict") == 0)
         return c->strict = 1, 0;
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg || !eq[1])
-        return bad(err, errlen, "malformed argument '%s'%s", arg,
+        return ngi_fail(err, errlen, "malformed argument '%s'%s", arg,
                    eq ? " (empty key or value)" : " (expected key=value)");
     char key[64];
     size_t klen = (size_t)(eq - arg);
     if (klen >= sizeof key)
-        return bad(err, errlen, "unknown argument '%s'", arg);
+        return ngi_fail(err, errlen, "unknown argument '%s'", arg);
     memcpy(key, arg, klen);
     key[klen] = '\0';
     return parse_value(c, key, eq + 1, err, errlen);
@@ -173,7 +159,7 @@ int ng_plugin_conf_parse(ng_plugin_conf *out, int argc, char *const *argv, char 
         ng_policy pol;
         ng_policy_parse(out->default_policy, &pol, NULL, 0);
         if (!allows(out, pol.kind))
-            return bad(err, errlen, "default_policy=%s is not in allowed_policies",
+            return ngi_fail(err, errlen, "default_policy=%s is not in allowed_policies",
                        out->default_policy);
     }
     return 0;

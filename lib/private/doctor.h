@@ -206,7 +206,6 @@ typedef struct ngi_doctor_ctx {
     char pconf_why[512];
     ng_topology *topo;             /**< NULL when it did not load */
     char topo_why[512];
-    int nvsmi_dead, rocm_dead;     /**< the tool hung once: not run again */
 } ngi_doctor_ctx;
 
 /** "<fsroot><abs>" into @p buf; -1 if too long. */
