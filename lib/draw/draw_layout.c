@@ -6,6 +6,7 @@
  * them to; offline or disallowed CPUs in a strip of their own. Sizes and
  * places: draw_place.c. */
 #include "private/draw.h"
+#include "private/topo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +52,6 @@ static int add(ngi_layout *l, ngi_box_kind kind, int parent, hwloc_obj_t obj, un
     return i;
 }
 
-static int numa_index(const ng_topology *topo, unsigned os)
-{
-    for (unsigned i = 0; i < ng_topology_numa_count(topo); i++)
-        if (ng_topology_numa(topo, i)->os_index == os)
-            return (int)i;
-    return -1;
-}
-
 /* The GPU a CPU-less node belongs to (its memory), or -1. */
 static int owner_gpu(const ng_topology *topo, unsigned os)
 {
@@ -85,7 +78,7 @@ static int attach_numa(build *b, hwloc_obj_t o, int box)
                 return -1;
             continue;
         }
-        int i = numa_index(b->m->topo, c->os_index);
+        int i = ngi_numa_index(b->m->topo, c->os_index);
         if (i < 0 || b->drawn[i] || owner_gpu(b->m->topo, c->os_index) >= 0)
             continue;
         int cpus = ng_topology_numa(b->m->topo, (unsigned)i)->has_cpus;
@@ -195,7 +188,7 @@ static int add_gpu(build *b, unsigned g)
         return -1;
     int os;
     hwloc_bitmap_foreach_begin(os, gi->memory_nodes) {
-        int i = numa_index(b->m->topo, (unsigned)os);
+        int i = ngi_numa_index(b->m->topo, (unsigned)os);
         if (i >= 0 && !b->drawn[i]) {
             if (add(b->l, NGI_BOX_MEM, set, NULL, (unsigned)i) < 0)
                 return -1;

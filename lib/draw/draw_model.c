@@ -3,6 +3,7 @@
  * `check` the runnable threads and the piled PUs. The SVG and the map
  * both draw from this, so they cannot disagree. */
 #include "private/draw.h"
+#include "private/topo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +51,6 @@ static int cpu_sets(ngi_draw_model *m)
     return 0;
 }
 
-static int numa_index(const ng_topology *topo, unsigned os)
-{
-    for (unsigned i = 0; i < ng_topology_numa_count(topo); i++)
-        if (ng_topology_numa(topo, i)->os_index == os)
-            return (int)i;
-    return -1;
-}
-
 static void plan_task(ngi_draw_model *m, unsigned t, const ng_task_plan *tp)
 {
     int pu;
@@ -78,7 +71,7 @@ static void plan_task(ngi_draw_model *m, unsigned t, const ng_task_plan *tp)
             hwloc_bitmap_set(m->nic_tasks[tp->nics[k]], t);
     if (tp->mem_mode != NG_MEM_MODE_NONE && tp->mem_nodes)
         hwloc_bitmap_foreach_begin(pu, tp->mem_nodes) {
-            int i = numa_index(m->topo, (unsigned)pu);
+            int i = ngi_numa_index(m->topo, (unsigned)pu);
             if (i >= 0)
                 hwloc_bitmap_set(m->node_tasks[i], t);
         }

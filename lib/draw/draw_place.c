@@ -263,7 +263,7 @@ static void size_container(ngi_layout *l, ngi_box *b)
         bw += l->box[c].w + (c != b->bars ? NGI_GAP : 0);
     if (b->grid >= 0) {
         int cores = l->box[b->grid].kind == NGI_BOX_CORE;
-        cols = best_cols(l, b->grid, cores ? 3 : 3, cores ? 1 : 2);
+        cols = best_cols(l, b->grid, 3, cores ? 1 : 2);
         grid_at(l, b->grid, cols, 0, 0, &gw, &gh, 0);
     }
     int inner = max3(ngi_draw_text_w(b->label, NGI_FONT) * 11 / 10, bw, gw);

@@ -58,10 +58,7 @@ static int node_at(const ng_topology *topo, unsigned os, int *pkg)
     hwloc_obj_t obj = hwloc_get_numanode_obj_by_os_index(hw, os);
     hwloc_obj_t pk = obj ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, obj) : NULL;
     *pkg = pk ? (int)pk->logical_index : -1;
-    for (unsigned i = 0; i < ng_topology_numa_count(topo); i++)
-        if (ng_topology_numa(topo, i)->os_index == os)
-            return (int)i;
-    return -1;
+    return ngi_numa_index(topo, os);
 }
 
 /* Distance from the nearest of @from (OS indices) to domain d, as the

@@ -59,8 +59,7 @@ static void note_sizing(ngi_planner *p)
 {
     ngi_sizing *z = &p->plan->sizing;
     *z = (ngi_sizing){.units = p->n_units, .smt = p->max_smt ? p->max_smt : 1, .base = p->base,
-                      .extra = p->extra, .cap = p->cap, .fixed = p->fixed,
-                      .bound = p->groups != NULL};
+                      .extra = p->extra, .fixed = p->fixed};
     for (unsigned t = 0; p->groups && t < p->req->ntasks; t++) {
         int g = p->groups->of_task[t];
         if (g < 0)

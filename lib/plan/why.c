@@ -246,13 +246,10 @@ static unsigned home_share(const ngi_why *w, unsigned t)
 {
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), theirs = hwloc_bitmap_alloc();
     unsigned units = 0, tasks = 0;
-    for (unsigned o = 0; o < w->plan->ntasks; o++) {
-        const ng_task_plan *op = ng_plan_task(w->plan, o);
-        hwloc_bitmap_t set = o == t ? mine : theirs;
-        hwloc_bitmap_zero(set);
-        for (unsigned k = 0; k < op->n_gpus; k++)
-            hwloc_bitmap_or(set, set, ng_topology_gpu(w->topo, (unsigned)op->gpus[k])->cpus);
-    }
+    const ng_task_plan *tp = ng_plan_task(w->plan, t);
+    hwloc_bitmap_zero(mine);
+    for (unsigned k = 0; k < tp->n_gpus; k++)
+        hwloc_bitmap_or(mine, mine, ng_topology_gpu(w->topo, (unsigned)tp->gpus[k])->cpus);
     for (unsigned u = 0; u < w->p->n_units; u++)
         units += hwloc_bitmap_intersects(w->p->units[u].pus, mine);
     for (unsigned o = 0; o < w->plan->ntasks; o++) {

@@ -145,9 +145,7 @@ typedef struct ngi_sizing {
     unsigned units;        /* allocated units (cores) */
     unsigned smt;          /* PUs per core (the most of any core) */
     unsigned base, extra;  /* the even level and the +1s left after it */
-    unsigned cap;          /* -c in cores, 0 = none */
     int fixed;             /* -c is every task's size */
-    int bound;             /* GPU tasks kept on their GPU's package */
     int shared;            /* fewer cores than tasks */
 } ngi_sizing;
 
