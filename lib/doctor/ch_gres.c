@@ -34,10 +34,7 @@ static void view_load(const ngi_doctor_ctx *x, gres_view *v)
     v->exists = stat(x->gres_conf, &st) == 0;
     if (!v->exists)
         return;
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(v->why, sizeof v->why, "gres.conf '%.400s' is not a regular file", x->gres_conf);
-        return;
-    }
+    /* A FIFO or directory is refused by the parser itself (gres_conf.c). */
     v->parsed = ngi_gres_conf_summary(x->gres_conf, x->node, x->fsroot, &v->sum, v->why,
                                       sizeof v->why) == 0;
     v->have_order = ng_gres_order_from_conf(&v->order, x->gres_conf, x->node, x->fsroot,

@@ -6,10 +6,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GRES_MAX_LINE 4096   /* a gres.conf line, continuations joined */
@@ -136,11 +138,36 @@ static int parse_line(gres_conf *c, char *line, const char *node, unsigned linen
     return 0;
 }
 
+/* gres.conf is the admin's file, so symlinks are followed (a shared config
+ * directory often is one), but it is never waited on: opened O_NONBLOCK and
+ * read only when it is a regular file (a FIFO would block slurmstepd and
+ * doctor alike). NULL with errno; EINVAL: not a regular file. */
+static FILE *open_conf(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    FILE *f = NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        errno = EINVAL;
+    else
+        f = fdopen(fd, "r");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 /* Read the file: '#' comments, '\' line continuations (as Slurm's parser). */
 static int read_conf(gres_conf *c, const char *path, const char *node, char *err,
                      size_t errlen)
 {
-    FILE *f = fopen(path, "re");
+    FILE *f = open_conf(path);
+    if (!f && errno == EINVAL)
+        return ngi_fail(err, errlen, "gres.conf '%s' is not a regular file", path);
     if (!f)
         return ngi_fail(err, errlen, "cannot open gres.conf '%s': %s", path, strerror(errno));
     char buf[GRES_MAX_LINE], line[GRES_MAX_LINE];

@@ -258,6 +258,19 @@ static void test_conf(void)
     ok(ng_gres_order_from_conf(&o, "/nonexistent/gres.conf", NULL, NULL, err, sizeof(err)) == -1 &&
            has(err, "/nonexistent/gres.conf"),
        "missing gres.conf names the file");
+    /* A FIFO is refused at once, never read (read would block: no writer). */
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo-gres.conf", tmpdir);
+    unlink(fifo);
+    err[0] = '\0';
+    int made = mkfifo(fifo, 0600) == 0;
+    ok(made && ng_gres_order_from_conf(&o, fifo, NULL, NULL, err, sizeof(err)) == -1 &&
+           has(err, "is not a regular file"),
+       "a FIFO as gres.conf: refused without blocking (%s)", err);
+    err[0] = '\0';
+    ok(ng_gres_order_from_conf(&o, tmpdir, NULL, NULL, err, sizeof(err)) == -1 &&
+           has(err, "is not a regular file"),
+       "a directory as gres.conf: refused (%s)", err);
 }
 
 /* Without a devices cgroup that denies anything (this test process), the
