@@ -45,7 +45,8 @@ static void inspect_one(const ng_topology *topo, const char *fsroot, ngi_proc *p
         return;
     }
     ngi_proc_read_comm(fsroot, p);
-    ngi_proc_owner(fsroot, p->v.pid, &p->v.uid, p->v.user, sizeof p->v.user);
+    if (p->have_uid)   /* the owner from the status just read */
+        ngi_user_name(p->v.uid, p->v.user, sizeof p->v.user);
     ngi_proc_read_threads(fsroot, p);
     ngi_proc_count_cores(topo, fsroot, p);
     ngi_proc_read_numa_maps(fsroot, p);

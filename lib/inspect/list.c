@@ -75,19 +75,20 @@ int ngi_proc_owner(const char *fsroot, int pid, unsigned *uid, char *user, size_
     user[0] = '\0';
     if (ngi_read_pid_file(fsroot, pid, "status", buf, sizeof buf) < 0)
         return -1;
-    /* "Uid:\treal\teffective\tsaved\tfs": the real uid, who started it
-     * (the effective one of a setuid program is the program's owner). */
     const char *u = strstr(buf, "\nUid:");
-    unsigned long v;
-    char *end;
-    if (!u || (v = strtoul(u + 5, &end, 10), end == u + 5) || v > 0xfffffffful)
+    if (!u || ngi_status_uid(u + 5, uid) < 0)
         return -1;
-    *uid = (unsigned)v;
+    ngi_user_name(*uid, user, len);
+    return 0;
+}
+
+void ngi_user_name(unsigned uid, char *user, size_t len)
+{
     struct passwd pw, *res = NULL;
     char pwbuf[2048];
-    if (getpwuid_r((uid_t)v, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && res->pw_name)
+    user[0] = '\0';
+    if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res && res->pw_name)
         ngi_strlcpy(user, res->pw_name, len);
-    return 0;
 }
 
 /* ---------------- jobs ---------------- */

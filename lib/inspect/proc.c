@@ -44,7 +44,20 @@ static const char *status_value(const char *line, const char *key)
     return line;
 }
 
-/* Cpus_allowed_list (and, for a process, Mems_allowed_list and Threads). */
+/* "Uid:\treal\teffective\tsaved\tfs": the real uid, who started it (the
+ * effective one of a setuid program is the program's owner). */
+int ngi_status_uid(const char *value, unsigned *uid)
+{
+    char *end;
+    unsigned long v = strtoul(value, &end, 10);
+    if (end == value || v > 0xfffffffful)
+        return -1;
+    *uid = (unsigned)v;
+    return 0;
+}
+
+/* Cpus_allowed_list (and, for a process, Mems_allowed_list, Threads, PPid
+ * and the owner's Uid). */
 static int parse_status(char *text, hwloc_bitmap_t cpus, ngi_proc *p, ng_notes *errors)
 {
     char err[160], *save = NULL;
@@ -61,6 +74,8 @@ static int parse_status(char *text, hwloc_bitmap_t cpus, ngi_proc *p, ng_notes *
             p->v.threads = (unsigned)strtoul(v, NULL, 10);
         } else if (p && (v = status_value(line, "PPid")) != NULL) {
             p->v.ppid = (int)strtol(v, NULL, 10);
+        } else if (p && !p->have_uid && (v = status_value(line, "Uid")) != NULL) {
+            p->have_uid = ngi_status_uid(v, &p->v.uid) == 0;
         }
     }
     return have_cpus ? 0 : -1;

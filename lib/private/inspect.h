@@ -24,6 +24,7 @@ typedef struct ngi_proc {
     int gpus[NG_MAX_GPUS];
     char *caps;                    /* v.thread_caps: room for every thread variable */
     size_t caps_len;
+    int have_uid;                  /* status had a Uid: line (v.uid is its real uid) */
 } ngi_proc;
 
 /** Room one "NAME=value" of v.thread_caps takes: a name (< 64), '=', the
@@ -52,8 +53,13 @@ void ngi_note(ng_notes *notes, const char *fmt, ...) __attribute__((format(print
 /** The real uid of process @p pid (status "Uid:") and its user name ("" if
  *  the passwd database has none). 0, or -1 when the process is gone. */
 int ngi_proc_owner(const char *fsroot, int pid, unsigned *uid, char *user, size_t len);
+/** @p uid's user name into @p user ("" if the passwd database has none). */
+void ngi_user_name(unsigned uid, char *user, size_t len);
 
 /* ---- proc.c: one process from /proc (each fills its part of @p p) ---- */
+/** The real uid on a status "Uid:" line's value ("real effective saved
+ *  fs"); -1 when it does not start with one. */
+int ngi_status_uid(const char *value, unsigned *uid);
 
 /** fsroot/proc/PID/WHAT into @p buf; -1 if too long. */
 int ngi_proc_path(char *buf, size_t len, const char *fsroot, int pid, const char *what);
