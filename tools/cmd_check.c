@@ -16,7 +16,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char check_usage[] =
@@ -384,57 +383,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
 /* Most bytes of `scontrol listpids` read (a line per process: 4096
  * processes fit). */
 #define RECORD_MAX (512 * 1024)
-
-/* Run `scontrol listpids ID` (Slurm's own record of a job's processes on
- * this node) into @p buf. 0, or -1 with @p why set. The job id is digits
- * (checked by the library before); nothing else of the user's is passed. */
-static int slurm_record(const char *job_id, char *buf, size_t len, char *why, size_t wlen)
-{
-    int fd[2];
-    if (pipe(fd) < 0) {
-        snprintf(why, wlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, wlen, "fork: %s", strerror(errno));
-        close(fd[0]);
-        close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        execlp("scontrol", "scontrol", "listpids", job_id, (char *)NULL);
-        dprintf(1, "cannot run scontrol: %s\n", strerror(errno));
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t used = 0;
-    for (ssize_t r; used + 1 < len && (r = read(fd[0], buf + used, len - 1 - used)) != 0;) {
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        used += (size_t)r;
-    }
-    buf[used] = '\0';
-    close(fd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    /* scontrol's own words (first line), escaped: "Job 7 does not exist
-     * on this node", "cannot run scontrol: No such file or directory". */
-    char first[256];
-    snprintf(first, sizeof first, "%.*s", (int)strcspn(buf, "\n"), buf);
-    ng_text_escape(first[0] ? first : "failed", why, wlen);
-    return -1;
-}
+/* How long scontrol may take (it waits on slurmd, which may be down). */
+#define RECORD_TIMEOUT_MS 10000
 
 /* No cgroup names the job here: Slurm's record instead of a guess (never
  * a process's own SLURM_JOB_ID). Only for the live /proc: a --fsroot tree
@@ -453,7 +403,8 @@ static int list_job_record(check_opts *o)
     if (rc < 0)
         snprintf(why, sizeof why, "not asked for the processes under --fsroot %.200s", root);
     else
-        rc = slurm_record(o->job_id, rec, RECORD_MAX, why, sizeof why);
+        rc = ng_inspect_slurm_record(o->job_id, RECORD_TIMEOUT_MS, rec, RECORD_MAX, why,
+                                     sizeof why);
     if (rc == 0)
         rc = ng_inspect_list_job_record(root, o->job_id, rec, (int)getpid(), o->pids,
                                         NG_INSPECT_MAX_PIDS, &o->npids, err, sizeof err);

@@ -152,6 +152,41 @@ int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
     return *n ? 0 : NG_INSPECT_NO_JOB_CGROUPS;
 }
 
+/* Slurm's record is asked of scontrol (from PATH, as the caller), which
+ * waits on slurmd: a daemon that does not answer must not hang check, so
+ * the command is bounded (lib/base/run.c) and killed with its group. */
+int ng_inspect_slurm_record(const char *job_id, unsigned timeout_ms, char *buf, size_t len,
+                            char *err, size_t errlen)
+{
+    if (bad_job_id(job_id, err, errlen) < 0)
+        return -1;
+    if (len < 2)
+        return ngi_fail(err, errlen, "no room for Slurm's record");
+    char *argv[] = {"scontrol", "listpids", (char *)job_id, NULL};
+    ngi_cmd res;
+    int rc = ngi_run_bounded(argv, timeout_ms, len - 1, &res);
+    buf[0] = '\0';
+    if (res.out)
+        memcpy(buf, res.out, res.len + 1);
+    ngi_cmd_free(&res);
+    if (rc < 0)
+        return ngi_fail(err, errlen, "cannot run scontrol: %s",
+                        res.not_found ? strerror(ENOENT) : "cannot start it");
+    if (res.timed_out || res.too_big) {
+        char what[160];
+        ngi_cmd_describe(&res, what, sizeof what);
+        return ngi_fail(err, errlen, "scontrol %s", what);
+    }
+    if (res.exit_status == 0)
+        return 0;
+    /* scontrol's own words (first line), escaped: "Job 7 does not exist
+     * on this node". */
+    char first[256];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(buf, "\n"), buf);
+    ng_text_escape(first[0] ? first : "failed", err, errlen);
+    return -1;
+}
+
 /* One line of `scontrol listpids`: "PID JOBID STEPID LOCALID GLOBALID";
  * the pid when JOBID is @p job_id, else 0 (header, other jobs, junk). */
 static int record_line(const char *line, const char *job_id)

@@ -63,38 +63,6 @@ void ngi_doctor_fact(ng_doctor_check *c, const char *key, const char *fmt, ...)
 void ngi_doctor_input(ng_doctor_report *r, const char *key, const char *value);
 void ngi_doctor_report_free(ng_doctor_report *r);
 
-/* ---- run.c ---- */
-
-/** What a bounded command did. */
-typedef struct ngi_cmd {
-    char *out;           /**< stdout and stderr, NUL-terminated (malloc'd), may be NULL */
-    size_t len;
-    int exit_status;     /**< its exit status; -1 if killed or not run */
-    int not_found;       /**< the program is not on PATH */
-    int timed_out;       /**< killed (with its process group) after the time limit */
-    int too_big;         /**< killed: printed more than the output bound */
-    unsigned ms;         /**< how long it ran */
-    unsigned limit_ms;   /**< the time limit it ran under */
-} ngi_cmd;
-
-/** The program @p name on $PATH (or the default system path when PATH is
- *  unset, as under slurmd's HealthCheckProgram) into @p out; 0 or -1. */
-int ngi_find_program(const char *name, char *out, size_t len);
-/** Run argv[0] (looked up with ngi_find_program) with LC_ALL=C, stdin
- *  /dev/null, stdout and stderr into one pipe; kill its process group after
- *  @p timeout_ms or when it prints more than @p max_out bytes. Returns 0
- *  when it ran (see @p res for how it ended), -1 when it could not be
- *  started (res->not_found says why). Free res->out with ngi_cmd_free. */
-int ngi_run_bounded(char *const argv[], unsigned timeout_ms, size_t max_out, ngi_cmd *res);
-/** The same for fn(fd, arg) run in a child process (its exit status is
- *  fn's return value; it writes its result to @p fd): for library calls
- *  that may block in a driver (NVML). */
-int ngi_run_child(int (*fn)(int fd, void *arg), void *arg, unsigned timeout_ms,
-                  size_t max_out, ngi_cmd *res);
-void ngi_cmd_free(ngi_cmd *res);
-/** One line for a finding: "did not answer within 10 s (killed)", "exit 3". */
-void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len);
-
 /* ---- files.c ---- */
 
 /** Read an admin file (regular, opened O_NONBLOCK: a FIFO never blocks)

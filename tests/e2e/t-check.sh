@@ -188,6 +188,17 @@ stop job1 job2
 PATH=$SPATH "$NG" check --job 4242999 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242999: Job 4242999 does not exist on this node): cannot tell job 4242999's processes" \
    "--job of no process here: exit 1"
+# A scontrol that never answers (slurmd down): check is bounded (10 s),
+# kills it with its process group and says so; nothing is guessed.
+mkdir -p "$T/hang"
+printf '#!/bin/sh\necho "$$" >"%s/hang/pid"\nsleep 300\n' "$T" >"$T/hang/scontrol"
+chmod 755 "$T/hang/scontrol"
+PATH=$T/hang:$PATH "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: scontrol did not answer within 10 s (killed with its process group)): cannot tell job 4242001's processes" \
+   "--job with a scontrol that hangs: exit 1 after the 10 s bound"
+hung=$(cat "$T/hang/pid" 2>/dev/null)
+if [ -n "$hung" ] && ! kill -0 "$hung" 2>/dev/null; then r=0; else r=1; fi
+ok $r "--job: the hung scontrol was killed, not left behind"
 "$NG" check --job 12x >/dev/null 2>"$T/e"
 is "$?" 2 "--job 12x: exit 2"
 env -u SLURM_JOB_ID "$NG" check --job >/dev/null 2>"$T/e"

@@ -134,9 +134,20 @@ int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
 int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
                         int *pids, unsigned max, unsigned *n, char *err, size_t errlen);
 
+/** Slurm's record of job @p job_id's processes on this node: the output
+ *  of `scontrol listpids JOB` (scontrol from PATH, run as the caller with
+ *  LC_ALL=C and stdin /dev/null) into @p buf (at most @p len - 1 bytes,
+ *  NUL added). The command is killed with its process group after
+ *  @p timeout_ms or past @p len - 1 bytes, so a slurmd that does not answer
+ *  cannot hang the caller. 0 when scontrol exited 0; -1 with @p err: a
+ *  malformed id, "cannot run scontrol: ...", the time limit or output bound,
+ *  or scontrol's first line (escaped). Not thread-safe (forks). */
+int ng_inspect_slurm_record(const char *job_id, unsigned timeout_ms, char *buf, size_t len,
+                            char *err, size_t errlen);
+
 /** Processes of Slurm job @p job_id by Slurm's own record where no cgroup
  *  names jobs: @p record is the text `scontrol listpids JOB` printed ("PID
- *  JOBID STEPID LOCALID GLOBALID" lines; the caller runs it). Lines of other
+ *  JOBID STEPID LOCALID GLOBALID" lines; ng_inspect_slurm_record runs it). Lines of other
  *  jobs and malformed ones, processes gone since, kernel threads, Slurm's
  *  slurmstepd and @p skip_pid left out; sorted, unique. 0, or -1 (err). */
 int ng_inspect_list_job_record(const char *fsroot, const char *job_id, const char *record,

@@ -1,14 +1,15 @@
-/* External commands of the doctor (nvidia-smi, rocm-smi, slurmd -G,
- * slurmd -V), never trusted to return: each runs in its own process group
- * with stdin from /dev/null, its output read through a pipe with a
- * deadline; past the deadline, or past the output bound, the whole group
- * is killed (SIGKILL) and reaped. A hung driver makes a check say so
- * instead of hanging the node's health check. */
-#include "numaguard.h"
-#include "private/doctor.h"
+/* External commands, never trusted to return (the doctor's nvidia-smi,
+ * rocm-smi, slurmd -G and slurmd -V; check's scontrol listpids): each runs
+ * in its own process group with stdin from /dev/null, its output read
+ * through a pipe with a deadline; past the deadline, or past the output
+ * bound, the whole group is killed (SIGKILL) and reaped. A hung driver or
+ * slurmd makes the caller say so instead of hanging the node's health
+ * check or the user's check. */
+#include "private/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
