@@ -404,9 +404,9 @@ static void slurmd_failed(ngi_doctor_ctx *x, ng_doctor_check *c, const ngi_cmd *
     if (fatal || (res && tagged_line(res->out, "error:", line, sizeof line))) {
         named_setting(x, line, setting, sizeof setting);
         snprintf(fix, sizeof fix, "%s%s, then run slurmd -G -f %s -N %s by hand until it "
-                 "prints no fatal: line", setting[0] ? "remove or correct " : "correct what "
+                 "prints no %s line", setting[0] ? "remove or correct " : "correct what "
                  "slurmd's line names in slurm.conf, cgroup.conf or gres.conf",
-                 setting, x->slurm_conf, x->node);
+                 setting, x->slurm_conf, x->node, fatal ? "fatal:" : "error:");
         ngi_doctor_problem(x->r, c, fatal ? NG_CHECK_FAIL : NG_CHECK_WARN,
                            fatal ? "slurmd refuses to start with this configuration: after "
                                    "its next restart the node runs no job"
