@@ -99,19 +99,13 @@ static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
     return 0;
 }
 
-/* Default gres.conf: beside SLURM_CONF when slurmstepd has it, else
- * /etc/slurm/gres.conf. Admin paths only (never from the user's env). */
+/* The plugin's gres.conf: gres_conf=, else beside SLURM_CONF when
+ * slurmstepd has it, else /etc/slurm/gres.conf (ng_gres_conf_path, the rule
+ * doctor uses too). Admin paths only (never from the user's env). */
 static void gres_conf_path(const ng_spank_conf *conf, char *buf, size_t len)
 {
-    if (conf->gres_conf[0]) {
-        snprintf(buf, len, "%s", conf->gres_conf);
-        return;
-    }
-    const char *sc = getenv("SLURM_CONF");   /* slurmstepd's own env, set by the admin */
-    const char *slash = sc ? strrchr(sc, '/') : NULL;
-    if (sc && sc[0] == '/' && slash && (size_t)(slash - sc) + 10 < len)
-        snprintf(buf, len, "%.*s/gres.conf", (int)(slash - sc), sc);
-    else
+    /* slurmstepd's own env, set by the admin */
+    if (ng_gres_conf_path(conf->gres_conf, getenv("SLURM_CONF"), buf, len) < 0)
         snprintf(buf, len, "/etc/slurm/gres.conf");
 }
 

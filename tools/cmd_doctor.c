@@ -11,7 +11,8 @@
 #define USAGE                                                                              \
     "usage: numaguard doctor [--json | --health] [--slurm-conf FILE] [--gres-conf FILE]\n" \
     "                        [--plugstack FILE] [--cgroup-conf FILE] [--topology-cache DIR]\n" \
-    "                        [--node NAME] [--timeout SECONDS] [--topology FILE] [--fsroot DIR]"
+    "                        [--node NAME] [--timeout SECONDS] [--deadline SECONDS]\n" \
+    "                        [--topology FILE] [--fsroot DIR]"
 
 /* "WARN slurm.cgroup: <finding> | placement: <consequence> | fix: <fix>" */
 static void print_line(const ng_doctor_check *c)
@@ -104,6 +105,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         {"plugstack", required_argument, NULL, 'p'}, {"cgroup-conf", required_argument, NULL, 'c'},
         {"topology-cache", required_argument, NULL, 'C'}, {"node", required_argument, NULL, 'n'},
         {"timeout", required_argument, NULL, 'T'},  {"topology", required_argument, NULL, 't'},
+        {"deadline", required_argument, NULL, 'D'},
         {"fsroot", required_argument, NULL, 'r'},   {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int ch;
@@ -126,6 +128,12 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
                 return cli_error(2, "doctor: --timeout: invalid value '%.32s' (whole seconds "
                                  "1..600)", optarg);
             o->command_timeout_ms = (unsigned)secs * 1000;
+            break;
+        case 'D':
+            if ((secs = ng_parse_uint(optarg, 600)) < 1)
+                return cli_error(2, "doctor: --deadline: invalid value '%.32s' (whole seconds "
+                                 "1..600)", optarg);
+            o->deadline_ms = (unsigned)secs * 1000;
             break;
         case 'h': puts(USAGE); return 0;
         default: return cli_error(2, "doctor: %s", USAGE);

@@ -1,11 +1,15 @@
 /* Paths under an fsroot and bounded reads: sysfs files (root's, symlinks
- * followed) and files other users may control (O_NOFOLLOW|O_NONBLOCK,
- * regular files only). */
+ * followed) and files other users may control or plant (O_NOFOLLOW|
+ * O_NONBLOCK, regular files only: a FIFO fails fstat's test instead of
+ * blocking open() or read()). ngi_read_regular_at is the one reader of
+ * whole files (the admin's configuration, the topology cache, the plugin's
+ * ELF file). */
 #include "private/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,18 +94,71 @@ int ngi_read_list_file(const char *fsroot, const char *abs, hwloc_bitmap_t set)
     return ng_list_parse(buf, set, 1u << 20, NULL, 0);
 }
 
-int ngi_open_regular(const char *path)
+int ngi_open_regular_at(int dfd, const char *path, unsigned flags, struct stat *st)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat own;
+    int of = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+    if (!(flags & NGI_FILE_FOLLOW))
+        of |= O_NOFOLLOW;
+    int fd = openat(dfd, path, of);
     if (fd < 0)
         return -1;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    if (!st)
+        st = &own;
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
         close(fd);
         errno = EINVAL;
         return -1;
     }
     return fd;
+}
+
+int ngi_open_regular(const char *path)
+{
+    return ngi_open_regular_at(AT_FDCWD, path, 0, NULL);
+}
+
+/* Why opening failed, in the words every caller used. */
+static int open_why(const char *path, unsigned flags, char *why, size_t whylen)
+{
+    if (errno == EINVAL)
+        return ngi_fail(why, whylen, "not a regular file");
+    if (errno == ELOOP && !(flags & NGI_FILE_FOLLOW))
+        return ngi_fail(why, whylen, "a symbolic link (refused)");
+    (void)path;
+    return ngi_fail(why, whylen, "%s", strerror(errno));
+}
+
+int ngi_read_regular_at(int dfd, const char *path, unsigned flags, size_t max, char **out,
+                        size_t *len, struct stat *st_out, char *why, size_t whylen)
+{
+    struct stat st;
+    *out = NULL;
+    int fd = ngi_open_regular_at(dfd, path, flags, &st);
+    if (fd < 0)
+        return open_why(path, flags, why, whylen);
+    int rc = -1;
+    char *buf = NULL;
+    size_t want = (size_t)st.st_size;
+    if ((unsigned long long)st.st_size > max)
+        ngi_fail(why, whylen, "larger than %zu bytes", max);
+    else if (!(buf = malloc(want + 1)))
+        ngi_fail(why, whylen, "out of memory");
+    else if (ngi_read_full(fd, buf, want) != want)
+        ngi_fail(why, whylen, "short read (the file changed while read)");
+    else {
+        buf[want] = '\0';
+        *out = buf;
+        buf = NULL;
+        if (len)
+            *len = want;
+        if (st_out)
+            *st_out = st;
+        rc = 0;
+    }
+    free(buf);
+    close(fd);
+    return rc;
 }
 
 long ngi_read_bounded(const char *path, char *buf, size_t len)

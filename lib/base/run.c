@@ -1,12 +1,14 @@
 /* External commands, never trusted to return (the doctor's nvidia-smi,
  * rocm-smi, slurmd -G and slurmd -V; check's scontrol listpids): each runs
- * in its own process group with stdin from /dev/null, its output read
- * through a pipe with a deadline; past the deadline, or past the output
- * bound, the whole group is killed (SIGKILL) and reaped. A hung driver or
- * slurmd makes the caller say so instead of hanging the node's health
- * check or the user's check. */
+ * in its own process group with stdin from /dev/null, under a keeper
+ * process (a child subreaper, below), its output read through a pipe with
+ * a deadline; when it exits, past the deadline or past the output bound,
+ * every process it started is killed (SIGKILL) and reaped, a setsid()
+ * child included. A hung driver or slurmd makes the caller say so instead
+ * of hanging the node's health check or the user's check. */
 #include "private/base.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,9 +86,9 @@ typedef struct job {
     void *arg;
 } job;
 
-/* In the child: own process group, stdin /dev/null, both outputs into the
- * pipe, every other descriptor closed, then exec (or the function). Never
- * returns. */
+/* In the tool's process: own process group, stdin /dev/null, both outputs
+ * into the pipe, every other descriptor closed, then exec (or the
+ * function). Never returns. */
 static void child(const job *j, int wfd, int nullfd)
 {
     setpgid(0, 0);
@@ -99,15 +102,154 @@ static void child(const job *j, int wfd, int nullfd)
     _exit(127);
 }
 
-/* Kill the command's whole group (grandchildren too) and reap it. */
-static int kill_and_reap(pid_t pid)
+/* ---- the keeper: every process the tool starts, found and killed ----
+ *
+ * A process group is not enough: a child that calls setsid() (a daemon, a
+ * driver helper) leaves it, survives the group's SIGKILL and can hold the
+ * output pipe open. So the tool runs under a keeper process that is a
+ * child subreaper (PR_SET_CHILD_SUBREAPER): whatever the tool starts, and
+ * whatever those start, stays in the keeper's subtree even after its
+ * parent exits or it calls setsid(), because orphans are reparented to the
+ * nearest subreaper instead of init. When the tool exits, or the caller
+ * says stop (deadline, output bound, or the caller died: the control pipe
+ * closes), the keeper walks /proc for its descendants (the ppid links),
+ * SIGKILLs them all and reaps them, again until none is left (a process
+ * forked between two walks is found by the next one). */
+
+#define PROC_MAX_PIDS 65536
+
+/* The parent pid of @p pid from /proc/PID/stat (after the ")" that ends
+ * the command name, which may hold spaces and parentheses); -1 if gone. */
+static pid_t parent_of(pid_t pid)
 {
-    int status = 0;
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (ngi_read_bounded(path, buf, sizeof buf) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')');
+    char state;
+    int ppid;
+    return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : -1;
+}
+
+/* The descendants of @p root into @p out (at most @p max): one pass over
+ * /proc for every process's parent, then the ppid links followed down from
+ * @p root until nothing is added. */
+static unsigned descendants(pid_t root, pid_t *pid, pid_t *ppid, pid_t *out, unsigned max)
+{
+    unsigned n = 0, found = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max) {
+        char *end;
+        long v = strtol(e->d_name, &end, 10);
+        if (*end || v <= 0)
+            continue;
+        pid[n] = (pid_t)v;
+        ppid[n++] = parent_of((pid_t)v);
+    }
+    if (d)
+        closedir(d);
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (unsigned i = 0; i < n && found < max; i++) {
+            int mine = ppid[i] == root;
+            for (unsigned k = 0; !mine && ppid[i] > 0 && k < found; k++)
+                mine = ppid[i] == out[k];
+            if (mine && pid[i] != root) {
+                out[found++] = pid[i];
+                ppid[i] = -1;          /* taken */
+                grew = 1;
+            }
+        }
+    }
+    return found;
+}
+
+/* Kill every descendant of this keeper and reap them (bounded: 2 s). */
+static void kill_descendants(void)
+{
+    pid_t *pid = calloc(3 * (size_t)PROC_MAX_PIDS, sizeof *pid);
+    unsigned long long until = now_ms() + 2000;
+    for (;;) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        unsigned n = pid ? descendants(getpid(), pid, pid + PROC_MAX_PIDS,
+                                       pid + 2 * PROC_MAX_PIDS, PROC_MAX_PIDS) : 0;
+        if (!n || now_ms() >= until)
+            break;
+        for (unsigned i = 0; i < n; i++)
+            kill(pid[2 * PROC_MAX_PIDS + i], SIGKILL);
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(pid);
+}
+
+/* The keeper's life: start the tool, wait for it to exit or for the caller
+ * to close @p ctl, kill everything left, report the tool's wait status on
+ * @p stfd. Never returns. */
+static void keeper(const job *j, int wfd, int nullfd, int ctl, int stfd)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    pid_t tool = fork();
+    if (tool == 0)
+        child(j, wfd, nullfd);
+    close(wfd);
+    close(nullfd);
+    int status = 0, have = 0;
+    while (tool > 0 && !have) {
+        int st;
+        pid_t p;
+        while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+            if (p == tool)
+                status = st, have = 1;
+        struct pollfd pf = {.fd = ctl, .events = POLLIN};
+        if (!have && poll(&pf, 1, 10) > 0)
+            break;                     /* the caller says stop, or is gone */
+    }
+    kill_descendants();
+    if (have && write(stfd, &status, sizeof status) != (ssize_t)sizeof status)
+        _exit(1);
+    _exit(0);
+}
+
+/* Wait for the keeper to report the tool's exit, until the deadline. 1
+ * with *status, 0 at the deadline, -1 when it ended without a status. */
+static int wait_status(int fd, unsigned long long deadline, int *status)
+{
+    for (;;) {
+        unsigned long long t = now_ms();
+        if (t >= deadline)
+            return 0;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int rc = poll(&p, 1, (int)(deadline - t));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc == 0)
+            return 0;
+        ssize_t n = read(fd, status, sizeof *status);
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n == (ssize_t)sizeof *status ? 1 : -1;
+    }
+}
+
+/* The keeper has been told to stop (its control pipe is closed): reap it.
+ * Its cleanup takes milliseconds; should it hang, it is killed itself. */
+static void reap_keeper(pid_t pid)
+{
+    unsigned long long until = now_ms() + 3000;
+    while (waitpid(pid, NULL, WNOHANG) == 0) {
+        if (now_ms() >= until) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+            return;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Read the pipe until EOF, the deadline or the bound. 1 = EOF. */
@@ -142,57 +284,54 @@ static int drain(int fd, unsigned long long deadline, size_t max_out, ngi_cmd *r
     }
 }
 
-/* After EOF: wait for the exit until the deadline (a command may close
- * its output and go on running). */
-static int wait_exit(pid_t pid, unsigned long long deadline, ngi_cmd *res)
+static void close_pipes(int p[][2], unsigned n)
 {
-    for (;;) {
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        /* WNOWAIT: the exited child stays a zombie, so its pid (the
-         * group's id) cannot be reused while leftovers of its group are
-         * killed; then it is reaped. */
-        int w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
-        if (w == 0 && si.si_pid == pid)
-            return kill_and_reap(pid);
-        if (w < 0 && errno != EINTR)
-            return -1;
-        if (now_ms() >= deadline) {
-            res->timed_out = 1;
-            return kill_and_reap(pid);
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    for (unsigned i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++)
+            if (p[i][k] >= 0)
+                close(p[i][k]), p[i][k] = -1;
 }
 
-/* Fork @p j with its output into a pipe read until the deadline. */
+/* Fork the keeper of @p j; read the tool's output until EOF, the deadline
+ * or the bound; then its exit status (until the deadline: a tool may close
+ * its output and go on running); then stop the keeper, which kills all
+ * that is left. */
 static int run_job(job *j, unsigned timeout_ms, size_t max_out, ngi_cmd *res)
 {
+    enum { OUT, CTL, ST };
+    int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
     res->limit_ms = timeout_ms;
     res->out = malloc(max_out + 1);
-    int pfd[2] = {-1, -1}, nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (!res->out || nullfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (!res->out || nullfd < 0 || pipe2(p[OUT], O_CLOEXEC) < 0 ||
+        pipe2(p[CTL], O_CLOEXEC) < 0 || pipe2(p[ST], O_CLOEXEC) < 0) {
         if (nullfd >= 0)
             close(nullfd);
+        close_pipes(p, 3);
         return -1;
     }
     res->out[0] = '\0';
     unsigned long long t0 = now_ms(), deadline = t0 + timeout_ms;
     pid_t pid = fork();
-    if (pid == 0)
-        child(j, pfd[1], nullfd);
-    close(pfd[1]);
+    if (pid == 0) {
+        close(p[OUT][0]), close(p[CTL][1]), close(p[ST][0]);
+        keeper(j, p[OUT][1], nullfd, p[CTL][0], p[ST][1]);
+    }
+    close(p[OUT][1]), close(p[CTL][0]), close(p[ST][1]);
+    p[OUT][1] = p[CTL][0] = p[ST][1] = -1;
     close(nullfd);
     if (pid < 0) {
-        close(pfd[0]);
+        close_pipes(p, 3);
         return -1;
     }
-    setpgid(pid, pid);             /* no race with the child's own call */
-    int eof = drain(pfd[0], deadline, max_out, res);
-    close(pfd[0]);
-    int status = eof ? wait_exit(pid, deadline, res) : kill_and_reap(pid);
-    if (!res->timed_out && !res->too_big && status >= 0 && WIFEXITED(status))
+    int status = 0, got = 0;
+    if (drain(p[OUT][0], deadline, max_out, res) == 1)
+        got = wait_status(p[ST][0], deadline, &status);
+    if (got == 0 && !res->too_big)
+        res->timed_out = 1;
+    close_pipes(p, 3);                 /* CTL closed: the keeper kills the rest */
+    reap_keeper(pid);
+    if (got == 1 && !res->timed_out && !res->too_big && WIFEXITED(status))
         res->exit_status = WEXITSTATUS(status);
     res->ms = (unsigned)(now_ms() - t0);
     return 0;

@@ -1,13 +1,26 @@
 /* The topology cache the plugin reads in every step: there, trusted by
  * the plugin's own rules (ng_topology_cache_valid: every directory root's
  * alone, no symlink, regular root-owned files) and stamped for this node
- * (hwloc, online CPUs and NUMA nodes, boot id, the XML's size and hash). */
+ * (hwloc, online CPUs and NUMA nodes, boot id, the XML's size and hash).
+ * The cache is read once per run: by the topology load when the plugin
+ * would use it (doctor.c keeps its reason), else here. */
 #include "numaguard.h"
 #include "private/doctor.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* Whether the plugin uses the cache: what the topology load found when it
+ * tried the cache (one read), else (doctor judges another topology= XML)
+ * the cache read here, once. */
+static int cache_ok(const ngi_doctor_ctx *x, char *why, size_t len)
+{
+    if (!x->cache_tried)
+        return ng_topology_cache_valid(x->cache_dir, why, len) == 1;
+    snprintf(why, len, "%s", x->cache_why);
+    return x->topo && ng_topology_from_cache(x->topo);
+}
 
 void ngi_check_cache(ngi_doctor_ctx *x)
 {
@@ -31,7 +44,7 @@ void ngi_check_cache(ngi_doctor_ctx *x)
                            "restart slurmd with numaguard in plugstack.conf (slurmd writes the "
                            "cache, as root, when it starts)",
                            "no topology cache in %s", x->cache_dir);
-    else if (ng_topology_cache_valid(x->cache_dir, why, sizeof why) != 1)
+    else if (!cache_ok(x, why, sizeof why))
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "the plugin does not use it: every step discovers the node live",
                            "a cache directory must be root's alone from / down (never below "

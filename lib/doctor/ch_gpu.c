@@ -1,8 +1,9 @@
 /* The GPUs as their drivers and vendor tools see them, against the
  * topology the plugin places by: the NVIDIA driver's /proc list (what the
  * plugin maps /dev/nvidiaN through), nvidia-smi (-q: index, bus id and
- * minor; topo -m: CPU and NUMA affinity), NVML (as the library loads it,
- * in a child process that can be killed) and rocm-smi. */
+ * minor; topo -m: CPU and NUMA affinity), NVML (whether it really loads
+ * here, and its GPUs, in a child process that can be killed) and
+ * rocm-smi. Every tool runs once per run (tools.c). */
 #include "numaguard.h"
 #include "private/doctor.h"
 #include "private/gpu.h"
@@ -13,7 +14,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#define TOOL_OUT_MAX (4u << 20)   /* nvidia-smi -q of 16 GPUs is ~0.5 MiB */
 
 static unsigned vendor_gpus(const ng_topology *t, ng_gpu_vendor v)
 {
@@ -119,22 +119,25 @@ void ngi_check_nvidia_driver(ngi_doctor_ctx *x)
 
 /* ---- nvidia-smi ---- */
 
-/* Run `nvidia-smi ARG...`; 0 when it answered. (A second query runs only
- * after the first answered, so a hung tool is never run twice.) */
-static int run_smi(ngi_doctor_ctx *x, ng_doctor_check *c, char *const argv[], ngi_cmd *res)
+/* `nvidia-smi ...` (tool @p id, run once); its output when it answered,
+ * else NULL (*absent when it is not installed; a WARN otherwise). A second
+ * query runs only after the first answered: a hung tool is not run twice. */
+static const char *run_smi(ngi_doctor_ctx *x, ng_doctor_check *c, ngi_tool_id id, int *absent)
 {
-    char what[160];
-    memset(res, 0, sizeof *res);
-    ngi_run_bounded(argv, x->timeout_ms, TOOL_OUT_MAX, res);
-    if (res->not_found || (!res->timed_out && !res->too_big && res->exit_status == 0))
-        return res->not_found ? -1 : 0;
-    ngi_cmd_describe(res, what, sizeof what);
+    char what[200];
+    const ngi_cmd *res = ngi_doctor_tool(x, id);
+    *absent = res && res->not_found;
+    if (ngi_doctor_tool_ok(x, id))
+        return res->out;
+    if (*absent)
+        return NULL;
+    ngi_doctor_tool_describe(x, id, what, sizeof what);
     ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                        "the driver's own view of the GPUs could not be compared (a driver "
                        "that hangs nvidia-smi hangs CUDA jobs too)",
                        "check the driver: dmesg, nvidia-smi by hand, nvidia-bug-report.sh",
-                       "nvidia-smi %s: %s", argv[1], what);
-    return -1;
+                       "nvidia-smi %s: %s", id == NGI_TOOL_SMI_Q ? "-q" : "topo -m", what);
+    return NULL;
 }
 
 /* One topo -m row against the kernel's (else hwloc's) view of that GPU. */
@@ -201,23 +204,18 @@ static unsigned compare_query(ngi_doctor_ctx *x, ng_doctor_check *c, const char 
 void ngi_check_nvidia_smi(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "gpu", "gpu.nvidia_smi");
-    static char *const q_argv[] = {"nvidia-smi", "-q", NULL};
-    static char *const m_argv[] = {"nvidia-smi", "topo", "-m", NULL};
     ngi_smi_gpu q[NG_MAX_GPUS];
     ngi_smi_topo_row rows[NG_MAX_GPUS];
-    ngi_cmd res;
+    int absent = 0, nrows = -2;
     if (!vendor_gpus(x->topo, NG_VENDOR_NVIDIA)) {
         ngi_doctor_end(x->r, c, "no NVIDIA GPU in the topology: nothing to compare");
         return;
     }
-    int ok = run_smi(x, c, q_argv, &res) == 0;
-    int not_found = res.not_found;
-    unsigned nq = ok ? compare_query(x, c, res.out, q, NG_MAX_GPUS) : 0;
-    ngi_cmd_free(&res);
-    int nrows = ok ? (run_smi(x, c, m_argv, &res) == 0 ? ngi_smi_topo_parse(res.out, rows,
-                                                                           NG_MAX_GPUS) : -2)
-                   : -2;
-    ngi_cmd_free(&res);
+    const char *qtext = run_smi(x, c, NGI_TOOL_SMI_Q, &absent);
+    unsigned nq = qtext ? compare_query(x, c, qtext, q, NG_MAX_GPUS) : 0;
+    const char *mtext = qtext ? run_smi(x, c, NGI_TOOL_SMI_TOPO, &absent) : NULL;
+    if (mtext)
+        nrows = ngi_smi_topo_parse(mtext, rows, NG_MAX_GPUS);
     hwloc_bitmap_t kc = hwloc_bitmap_alloc(), sc = hwloc_bitmap_alloc();
     for (int i = 0; kc && sc && i < nrows; i++)
         if (rows[i].index < nq)
@@ -228,28 +226,14 @@ void ngi_check_nvidia_smi(ngi_doctor_ctx *x)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, "the driver's affinity was not compared",
                            "run nvidia-smi topo -m by hand",
                            "nvidia-smi topo -m printed no CPU Affinity column");
-    if (not_found)
+    if (absent)
         ngi_doctor_end(x->r, c, "nvidia-smi is not installed: nothing to compare");
     else
         ngi_doctor_end(x->r, c, "nvidia-smi agrees: %u GPUs, their bus ids and minors, CPU and "
                        "NUMA affinity match the kernel and hwloc", nq);
 }
 
-/* ---- NVML, in a child process ---- */
-
-/* The child: NVML's devices as "bus minor" lines; exit 3 without NVML. */
-static int nvml_child(int fd, void *arg)
-{
-    static char bus[NG_MAX_GPUS][NG_BUSID_LEN];
-    static int minor[NG_MAX_GPUS];
-    unsigned n = 0;
-    (void)arg;
-    if (ngi_nvml_devices(bus, minor, NG_MAX_GPUS, &n) < 0)
-        return 3;
-    for (unsigned i = 0; i < n; i++)
-        dprintf(fd, "%s %d\n", bus[i], minor[i]);
-    return 0;
-}
+/* ---- NVML, in a child process (tools.c) ---- */
 
 /* Compare one NVML line with the driver's /proc list and hwloc's. */
 static void nvml_line(ngi_doctor_ctx *x, ng_doctor_check *c, const char *line,
@@ -257,7 +241,7 @@ static void nvml_line(ngi_doctor_ctx *x, ng_doctor_check *c, const char *line,
 {
     char bus[NG_BUSID_LEN], raw[64];
     int minor;
-    if (sscanf(line, "%63s %d", raw, &minor) != 2 || ngi_busid_normalize(raw, bus) < 0)
+    if (sscanf(line, "gpu %63s %d", raw, &minor) != 2 || ngi_busid_normalize(raw, bus) < 0)
         return;
     ngi_doctor_fact(c, bus, "NVML minor %d", minor);
     if (!topo_gpu(x, bus))
@@ -275,39 +259,81 @@ static void nvml_line(ngi_doctor_ctx *x, ng_doctor_check *c, const char *line,
                                minor, p[k].minor);
 }
 
+/* NVML's own words in the probe's output: the loader's message for
+ * libnvidia-ml.so.1 into @p why; 1 when it loaded and initialised. */
+static int nvml_loaded(const char *out, char *why, size_t len)
+{
+    const char *l = out ? strstr(out, "lib libnvidia-ml.so.1 ") : NULL;
+    snprintf(why, len, "%s", "no answer");
+    if (!l)
+        return 0;
+    l += strlen("lib libnvidia-ml.so.1 ");
+    snprintf(why, len, "%.*s", (int)strcspn(l, "\n"), l);
+    if (strcmp(why, "ok") != 0) {
+        if (!strstr(why, "libnvidia-ml.so.1")) {
+            char loader[256];
+            snprintf(loader, sizeof loader, "%s", why);
+            snprintf(why, len, "libnvidia-ml.so.1: %s", loader);
+        }
+        return 0;
+    }
+    if (!strstr(out, "init ok")) {
+        snprintf(why, len, "libnvidia-ml.so.1 loads but nvmlInit fails (a driver/library "
+                 "version mismatch?)");
+        return 0;
+    }
+    return 1;
+}
+
+int ngi_doctor_nvml(ngi_doctor_ctx *x, char *why, size_t len)
+{
+    const ngi_cmd *res = ngi_doctor_tool(x, NGI_TOOL_NVML);
+    if (!res || res->timed_out || res->too_big) {
+        ngi_doctor_tool_describe(x, NGI_TOOL_NVML, why, len);
+        return -1;
+    }
+    return nvml_loaded(res->out, why, len);
+}
+
 void ngi_check_nvml(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "gpu", "gpu.nvml");
     ngi_nv_proc_gpu p[NG_MAX_GPUS];
     unsigned np = 0, lines = 0;
-    ngi_cmd res;
-    char what[160];
-    if (!x->live) {
-        ngi_doctor_end(x->r, c, "NVML describes the real machine, not fsroot %s: not compared",
-                       x->fsroot);
-        return;
-    }
-    ngi_run_child(nvml_child, NULL, x->timeout_ms, 64u << 10, &res);
-    if (ngi_nv_proc_scan(x->fsroot, p, NG_MAX_GPUS, &np) < 0)
-        np = 0;
-    for (const char *l = res.exit_status == 0 ? res.out : NULL; l && *l; lines++) {
-        nvml_line(x, c, l, p, np);
-        l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL;
-    }
-    int absent = res.exit_status == 3;
-    if (!absent && res.exit_status != 0) {
-        ngi_cmd_describe(&res, what, sizeof what);
+    char why[320];
+    int st = ngi_doctor_nvml(x, why, sizeof why);
+    const ngi_cmd *res = &x->tools[NGI_TOOL_NVML].res;
+    ngi_doctor_fact(c, "libnvidia-ml.so.1", "%s", st == 1 ? "loaded, nvmlInit ok" : why);
+    if (st < 0)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "the GPUs NVML (and AutoDetect=nvml) sees were not compared",
                            "check the driver: dmesg, nvidia-smi by hand",
-                           "NVML (libnvidia-ml.so.1) query %s", what);
+                           "NVML (libnvidia-ml.so.1) query %s", why);
+    if (st == 0 && x->live && vendor_gpus(x->topo, NG_VENDOR_NVIDIA))
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "nvidia-smi, DCGM and Slurm's AutoDetect=nvml cannot see the GPUs",
+                           "install the NVIDIA driver's NVML library (libnvidia-ml.so.1, part "
+                           "of the driver) matching the loaded kernel module",
+                           "this node has NVIDIA GPUs but NVML is not loaded: %s", why);
+    if (st != 1) {
+        ngi_doctor_end(x->r, c, "NVML is not loaded here (%s): %s", why,
+                       vendor_gpus(x->topo, NG_VENDOR_NVIDIA) ? "nothing to compare"
+                                                              : "no NVIDIA GPU needs it");
+        return;
     }
-    ngi_cmd_free(&res);
-    if (absent)
-        ngi_doctor_end(x->r, c, "NVML (libnvidia-ml.so.1) is not installed: nothing to compare");
-    else
-        ngi_doctor_end(x->r, c, "NVML agrees: %u GPUs, bus ids and minors as the driver lists "
-                       "them", lines);
+    if (!x->live) {
+        ngi_doctor_end(x->r, c, "NVML is loaded (libnvidia-ml.so.1, nvmlInit ok); it describes "
+                       "the real machine, not fsroot %s: not compared", x->fsroot);
+        return;
+    }
+    if (ngi_nv_proc_scan(x->fsroot, p, NG_MAX_GPUS, &np) < 0)
+        np = 0;
+    for (const char *l = strstr(res->out, "gpu "); l && *l; lines++) {
+        nvml_line(x, c, l, p, np);
+        l = strstr(l, "\ngpu ") ? strstr(l, "\ngpu ") + 1 : NULL;
+    }
+    ngi_doctor_end(x->r, c, "NVML is loaded (libnvidia-ml.so.1, nvmlInit ok) and agrees: %u "
+                   "GPUs, bus ids and minors as the driver lists them", lines);
 }
 
 /* ---- rocm-smi ---- */
@@ -339,29 +365,27 @@ static void compare_rocm(ngi_doctor_ctx *x, ng_doctor_check *c, const ngi_rocm_g
 void ngi_check_rocm_smi(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "gpu", "gpu.rocm_smi");
-    static char *const argv[] = {"rocm-smi", "--showbus", "--showtoponuma", NULL};
     ngi_rocm_gpu g[NG_MAX_GPUS];
-    ngi_cmd res;
-    char what[160];
+    char what[200];
     if (!vendor_gpus(x->topo, NG_VENDOR_AMD)) {
         ngi_doctor_end(x->r, c, "no AMD GPU in the topology: nothing to compare");
         return;
     }
-    ngi_run_bounded(argv, x->timeout_ms, TOOL_OUT_MAX, &res);
-    int n = res.exit_status == 0 ? ngi_rocm_parse(res.out, g, NG_MAX_GPUS) : 0;
+    const ngi_cmd *res = ngi_doctor_tool(x, NGI_TOOL_ROCM);
+    int ok = ngi_doctor_tool_ok(x, NGI_TOOL_ROCM);
+    int n = ok ? ngi_rocm_parse(res->out, g, NG_MAX_GPUS) : 0;
     hwloc_bitmap_t kc = hwloc_bitmap_alloc();
     for (int i = 0; kc && i < n; i++)
         compare_rocm(x, c, &g[i], kc);
     hwloc_bitmap_free(kc);
-    if (!res.not_found && res.exit_status != 0) {
-        ngi_cmd_describe(&res, what, sizeof what);
+    int not_found = res && res->not_found;
+    if (!ok && !not_found) {
+        ngi_doctor_tool_describe(x, NGI_TOOL_ROCM, what, sizeof what);
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "the driver's own view of the GPUs could not be compared",
                            "check the amdgpu driver (dmesg, rocm-smi by hand)",
                            "rocm-smi --showbus --showtoponuma: %s", what);
     }
-    int not_found = res.not_found;
-    ngi_cmd_free(&res);
     if (not_found)
         ngi_doctor_end(x->r, c, "rocm-smi is not installed: nothing to compare");
     else

@@ -1,8 +1,10 @@
-/* Slurm's GPU gres on this node, read by the plugin's own rules
+/* Slurm's GPU gres on this node, read once by the plugin's own rules
  * (lib/gpu: NodeName= matching, File= expansion, AutoDetect emulation,
  * device file -> bus id): the records, their device files, the index
- * order against PCI bus order, AutoDetect against File=, slurm.conf's
- * Gres= count, and `slurmd -G` (Slurm's own order) against the plugin's. */
+ * order against PCI bus order, AutoDetect against File= (and whether NVML
+ * really loads for AutoDetect=nvml), slurm.conf's Gres= count, and
+ * `slurmd -G` (Slurm's own order, its fatal:/error: lines quoted) against
+ * the plugin's. */
 #include "numaguard.h"
 #include "private/doctor.h"
 #include "private/gpu.h"
@@ -14,41 +16,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#define GRES_OUT_MAX (1u << 20)
-
-/* gres.conf as the plugin reads it for this node. */
-typedef struct gres_view {
-    int exists;                      /* the file is there */
-    int parsed;                      /* ngi_gres_conf_summary succeeded */
-    char why[512];
-    ngi_gres_summary sum;
-    int have_order;                  /* ng_gres_order_from_conf succeeded */
-    char order_why[512];
-    ng_gres_order order;             /* the plugin's index order */
-} gres_view;
-
-static void view_load(const ngi_doctor_ctx *x, gres_view *v)
-{
-    struct stat st;
-    memset(v, 0, sizeof *v);
-    v->exists = stat(x->gres_conf, &st) == 0;
-    if (!v->exists)
-        return;
-    /* A FIFO or directory is refused by the parser itself (gres_conf.c). */
-    v->parsed = ngi_gres_conf_summary(x->gres_conf, x->node, x->fsroot, &v->sum, v->why,
-                                      sizeof v->why) == 0;
-    v->have_order = ng_gres_order_from_conf(&v->order, x->gres_conf, x->node, x->fsroot,
-                                            v->order_why, sizeof v->order_why) == 0;
-}
-
-static void view_free(gres_view *v)
-{
-    ng_gres_order_free(&v->sum.files);
-    ng_gres_order_free(&v->order);
-}
+/* gres.conf as the plugin reads it for this node: parsed once (doctor.c
+ * read_gres), kept in the context. */
 
 /* slurm.conf's gpu count for the node: the sum of its gpu[:type]:N entries. */
-static int slurm_gpus(const ngi_doctor_ctx *x, unsigned *n, char *text, size_t len)
+int ngi_doctor_slurm_gpus(const ngi_doctor_ctx *x, unsigned *n, char *text, size_t len)
 {
     *n = 0;
     if (!x->slurm_text || ngi_conf_node_value(x->slurm_text, x->node, "Gres", text, len) != 1)
@@ -66,36 +38,41 @@ static int slurm_gpus(const ngi_doctor_ctx *x, unsigned *n, char *text, size_t l
     return 0;
 }
 
-static void check_conf(ngi_doctor_ctx *x, const gres_view *v)
+static void check_conf(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_conf");
-    char text[256];
+    char text[256], fix[900];
     unsigned want = 0;
-    int have_gres = slurm_gpus(x, &want, text, sizeof text) == 0 && want > 0;
+    int have_gres = ngi_doctor_slurm_gpus(x, &want, text, sizeof text) == 0 && want > 0;
     static const char cons[] =
         "the plugin cannot use it: it warns in every step and reads GPU indices in PCI bus "
         "order, which need not be the order Slurm numbers the GPUs in";
-    if (!v->exists && have_gres)
+    snprintf(fix, sizeof fix, "add node %s to the NodeName= of its Name=gpu records (a "
+             "hostlist such as gpu[01-16]), or give --node NAME if %s is not this node's "
+             "Slurm name", x->node, x->node);
+    if (!x->gres_exists && have_gres)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, cons,
                            "write the node's Name=gpu records into gres.conf (or point the "
                            "plugin's gres_conf= at the file slurmd reads)",
                            "no gres.conf at %s, but slurm.conf gives node %s Gres=%s",
                            x->gres_conf, x->node, text);
-    else if (v->exists && (!v->parsed || !v->have_order))
+    else if (x->gres_exists && !x->gres)
+        ngi_doctor_problem(x->r, c, NG_CHECK_FAIL, cons, "correct the record the line names",
+                           "%s", x->gres_why);
+    else if (x->gres_exists && !x->gorder_ok)
         ngi_doctor_problem(x->r, c, NG_CHECK_FAIL, cons,
-                           "correct the record the line names; records for this node need "
-                           "its Slurm name in NodeName= (a hostlist such as gpu[01-16])",
-                           "%s", v->parsed ? v->order_why : v->why);
-    if (!v->exists) {
+                           x->gres_other_nodes ? fix : "correct the record the line names",
+                           "%s", x->gorder_why);
+    if (!x->gres_exists) {
         ngi_doctor_end(x->r, c, "no gres.conf at %s and no GPU gres in slurm.conf: GPU "
                        "indices are read in PCI bus order", x->gres_conf);
         return;
     }
-    ngi_doctor_fact(c, "records", "%u for node %s, %u of other nodes", v->sum.records, x->node,
-                    v->sum.other_records);
+    ngi_doctor_fact(c, "records", "%u for node %s, %u of other nodes", x->gsum.records,
+                    x->node, x->gsum.other_records);
     ngi_doctor_end(x->r, c, "%s: Name=gpu records for node %s (the plugin's matching): %u, "
-                   "device files: %u, AutoDetect=%s", x->gres_conf, x->node, v->sum.records,
-                   v->order.count, v->sum.autodetect[0] ? v->sum.autodetect : "off");
+                   "device files: %u, AutoDetect=%s", x->gres_conf, x->node, x->gsum.records,
+                   x->gorder.count, x->gsum.autodetect[0] ? x->gsum.autodetect : "off");
 }
 
 /* One File= device: there, a character device, a GPU the topology has. */
@@ -134,10 +111,10 @@ static void check_device(ngi_doctor_ctx *x, ng_doctor_check *c, const char *file
                            file, bus);
 }
 
-static void check_devices(ngi_doctor_ctx *x, const gres_view *v)
+static void check_devices(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_devices");
-    const ng_gres_order *o = v->have_order ? &v->order : &v->sum.files;
+    const ng_gres_order *o = x->gorder_ok ? &x->gorder : &x->gsum.files;
     for (unsigned i = 0; i < o->count; i++)
         check_device(x, c, o->device_files[i], i);
     if (o->count)
@@ -167,17 +144,17 @@ static int bus_order(const ngi_doctor_ctx *x, const ng_gres_order *o,
     return sorted;
 }
 
-static void check_order(ngi_doctor_ctx *x, const gres_view *v)
+static void check_order(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_order");
     static char bus[NG_MAX_GPUS][NG_BUSID_LEN];
     char text[640];
-    if (!v->have_order || !v->order.count) {
+    if (!x->gorder_ok || !x->gorder.count) {
         ngi_doctor_end(x->r, c, "no gres order for this node: GPU indices are read in PCI bus "
                        "order");
         return;
     }
-    int sorted = bus_order(x, &v->order, bus, text, sizeof text);
+    int sorted = bus_order(x, &x->gorder, bus, text, sizeof text);
     ngi_doctor_fact(c, "index=bus", "%s", text);
     if (!sorted)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
@@ -189,7 +166,7 @@ static void check_order(ngi_doctor_ctx *x, const gres_view *v)
                            "list File= in PCI bus order (each GPU's minor is in /proc/driver/"
                            "nvidia/gpus/<bus>/information) or use AutoDetect=nvml",
                            "gres index order (File= order%s) is not PCI bus order: %s",
-                           v->sum.autodetect[0] ? ", AutoDetect merged" : "", text);
+                           x->gsum.autodetect[0] ? ", AutoDetect merged" : "", text);
     ngi_doctor_end(x->r, c, "gres index order is PCI bus order: %s", text);
 }
 
@@ -202,20 +179,21 @@ static int in_order(const ng_gres_order *o, const char *file)
 }
 
 /* AutoDetect's GPUs (the plugin's emulation) against the File= names. */
-static void compare_autodetect(ngi_doctor_ctx *x, ng_doctor_check *c, const gres_view *v,
+static void compare_autodetect(ngi_doctor_ctx *x, ng_doctor_check *c,
                                const ng_gres_order *sys, const char *ad)
 {
-    for (unsigned i = 0; i < v->sum.files.count; i++)
-        if (!in_order(sys, v->sum.files.device_files[i]))
+    const ngi_gres_summary *v = &x->gsum;
+    for (unsigned i = 0; i < v->files.count; i++)
+        if (!in_order(sys, v->files.device_files[i]))
             ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                                "slurmd keeps it as a configured-only GPU, sorted after the "
                                "detected ones: indices shift",
                                "name only the GPUs the driver has, or drop File= and let "
                                "AutoDetect list them",
                                "File=%s is not among the GPUs AutoDetect=%s finds",
-                               v->sum.files.device_files[i], ad);
-    for (unsigned i = 0; v->sum.files.count && !v->sum.fileless && i < sys->count; i++)
-        if (!in_order(&v->sum.files, sys->device_files[i]))
+                               v->files.device_files[i], ad);
+    for (unsigned i = 0; v->files.count && !v->fileless && i < sys->count; i++)
+        if (!in_order(&v->files, sys->device_files[i]))
             ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                                "Slurm ignores it: the GPU is never given to a job",
                                "add it to File= or drop File= and let AutoDetect list them",
@@ -223,35 +201,105 @@ static void compare_autodetect(ngi_doctor_ctx *x, ng_doctor_check *c, const gres
                                sys->device_files[i]);
 }
 
-static void check_autodetect(ngi_doctor_ctx *x, const gres_view *v)
+/* Slurm's own word on NVML, from `slurmd -G` (run once): its line saying
+ * NVML was not found, not built in, or its gpu/nvml plugin is missing,
+ * quoted into @p quote; 1 when found. */
+static int slurmd_nvml_line(ngi_doctor_ctx *x, char *quote, size_t len)
+{
+    char prog[PATH_MAX];
+    if (!x->slurm_text || ngi_find_program("slurmd", prog, sizeof prog) < 0)
+        return 0;
+    const ngi_cmd *res = ngi_doctor_tool(x, NGI_TOOL_SLURMD_G);
+    const char *l = res && res->out ? strstr(res->out, "We were configured") : NULL;
+    if (!l || !strstr(l, "nvml"))
+        l = res && res->out ? strstr(res->out, "error: cannot find gpu plugin for gpu/nvml")
+                            : NULL;
+    if (!l)
+        return 0;
+    snprintf(quote, len, "slurmd -G: '%.*s'", (int)strcspn(l, "\n"), l);
+    return 1;
+}
+
+/* AutoDetect=nvml where NVML does not load: slurmd detects no GPU. A FAIL
+ * when slurm.conf expects more GPUs than the File= lines give. 1 when
+ * judged here (NVML absent). */
+static int nvml_absent(ngi_doctor_ctx *x, ng_doctor_check *c)
+{
+    char quote[512], text[256];
+    unsigned want = 0, files = x->gsum.files.count;
+    if (!slurmd_nvml_line(x, quote, sizeof quote)) {
+        char why[320];
+        if (ngi_doctor_nvml(x, why, sizeof why) != 0)
+            return 0;
+        snprintf(quote, sizeof quote, "%s", why);
+    }
+    int expects = ngi_doctor_slurm_gpus(x, &want, text, sizeof text) == 0 && want > files;
+    ngi_doctor_problem(x->r, c, expects ? NG_CHECK_FAIL : NG_CHECK_WARN,
+                       expects ? "slurmd reports fewer GPUs than configured: slurmctld drains "
+                                 "the node ('gres/gpu count reported lower than configured')"
+                               : "slurmd detects nothing and uses only the File= lines (no "
+                                 "Cores= or Links= from NVML)",
+                       "install the NVIDIA driver's NVML (libnvidia-ml.so.1; Slurm 22.05 "
+                       "dlopen()s libnvidia-ml.so, the driver's development link) and "
+                       "Slurm's gpu_nvml.so plugin on the node and restart slurmd, or list "
+                       "the GPUs with File= and drop AutoDetect",
+                       "AutoDetect=nvml, but slurmd cannot use NVML on this node (%s): "
+                       "slurmd detects no GPU%s", quote,
+                       expects ? "" : "; the File= lines name them");
+    if (expects)
+        ngi_doctor_fact(c, "gpus", "slurm.conf Gres=%s: %u, File=: %u", text, want, files);
+    ngi_doctor_end(x->r, c, "-");
+    return 1;
+}
+
+static void check_autodetect(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.autodetect");
-    const char *ad = v->sum.autodetect;
+    const char *ad = x->gsum.autodetect;
     ng_gres_order sys;
     char why[256];
-    if (!v->parsed || !ad[0] || !strcasecmp(ad, "off") || !strcasecmp(ad, "none")) {
+    if (!x->gres || !ad[0] || !strcasecmp(ad, "off") || !strcasecmp(ad, "none")) {
         ngi_doctor_end(x->r, c, "no AutoDetect: Slurm keeps the File= order as written");
         return;
     }
+    if (!strcasecmp(ad, "nvml") && nvml_absent(x, c))
+        return;
     if (ngi_gpu_autodetect(x->fsroot, ad, &sys, why, sizeof why) < 0) {
         ngi_doctor_end(x->r, c, "AutoDetect=%s: not emulated (%s)", ad, why);
         return;
     }
-    compare_autodetect(x, c, v, &sys, ad);
+    compare_autodetect(x, c, &sys, ad);
     ngi_doctor_fact(c, "detected", "%u GPUs", sys.count);
     ngi_doctor_end(x->r, c, "AutoDetect=%s finds %u GPUs%s", ad, sys.count,
-                   v->sum.files.count ? ", the ones File= names" : "");
+                   x->gsum.files.count ? ", the ones File= names" : "");
     ng_gres_order_free(&sys);
 }
 
-static void check_count(ngi_doctor_ctx *x, const gres_view *v)
+/* Why the counts are not compared, or NULL when they are. */
+static const char *count_skip(const ngi_doctor_ctx *x, int have_gres)
+{
+    if (!x->slurm_text)
+        return "no slurm.conf";
+    if (!have_gres)
+        return "slurm.conf gives this node no GPU gres";
+    if (!x->gres_exists)
+        return "no gres.conf: slurmd takes the count from slurm.conf";
+    if (!x->gres || !x->gorder_ok)
+        return "gres.conf does not parse for this node (slurm.gres_conf)";
+    if (x->gsum.fileless && !x->gsum.autodetect[0])
+        return "records without File= (Count= only): slurmd reports their Count=";
+    return NULL;
+}
+
+static void check_count(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_count");
-    char text[256];
-    unsigned want, have = v->have_order ? v->order.count : v->sum.files.count;
-    if (slurm_gpus(x, &want, text, sizeof text) < 0 || !v->exists || v->sum.fileless) {
-        ngi_doctor_end(x->r, c, "not compared (no Gres= for node %s in slurm.conf, no gres.conf "
-                       "or records without File=)", x->node);
+    char text[256] = "";
+    unsigned want = 0, have = x->gorder.count;
+    int have_gres = ngi_doctor_slurm_gpus(x, &want, text, sizeof text) == 0 && want > 0;
+    const char *skip = count_skip(x, have_gres);
+    if (skip) {
+        ngi_doctor_end(x->r, c, "not compared for node %s: %s", x->node, skip);
         return;
     }
     if (want > have)
@@ -273,17 +321,11 @@ static void check_count(ngi_doctor_ctx *x, const gres_view *v)
 
 void ngi_check_gres(ngi_doctor_ctx *x)
 {
-    gres_view *v = calloc(1, sizeof *v);
-    if (!v)
-        return;
-    view_load(x, v);
-    check_conf(x, v);
-    check_devices(x, v);
-    check_order(x, v);
-    check_autodetect(x, v);
-    check_count(x, v);
-    view_free(v);
-    free(v);
+    check_conf(x);
+    check_devices(x);
+    check_order(x);
+    check_autodetect(x);
+    check_count(x);
 }
 
 /* ---- slurmd -G ---- */
@@ -319,30 +361,89 @@ static void compare_slurmd(ngi_doctor_ctx *x, ng_doctor_check *c, const ng_gres_
     }
 }
 
-/* `slurmd -G -f SLURM_CONF -N NODE`: Slurm's own order into @p s; 0 when
- * it answered and parsed, else a WARN on @p c. */
+/* The first line of @p out holding @p tag ("fatal:", "error:"), from the
+ * tag on, into @p line; 1 when found. */
+static int tagged_line(const char *out, const char *tag, char *line, size_t len)
+{
+    const char *l = out ? strstr(out, tag) : NULL;
+    if (!l)
+        return 0;
+    snprintf(line, len, "%.*s", (int)strcspn(l, "\n"), l);
+    return 1;
+}
+
+/* The setting slurmd's line names, found as "Key=" at the start of a line
+ * of cgroup.conf, slurm.conf or gres.conf: "KEY in FILE", or "". */
+static void named_setting(const ngi_doctor_ctx *x, const char *line, char *out, size_t len)
+{
+    const char *texts[] = {x->cgroup_text, x->slurm_text};
+    const char *files[] = {x->cgroup_conf, x->slurm_conf};
+    char word[64], v[4096];
+    out[0] = '\0';
+    for (const char *p = line; *p;) {
+        size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+        if (n >= 4 && n < sizeof word) {
+            snprintf(word, sizeof word, "%.*s", (int)n, p);
+            for (size_t k = 0; k < NGI_ARRAY_LEN(texts); k++)
+                if (texts[k] && ngi_conf_value(texts[k], word, v, sizeof v) != -1) {
+                    snprintf(out, len, "%s= in %s", word, files[k]);
+                    return;
+                }
+        }
+        p += n ? n : 1;
+    }
+}
+
+/* slurmd -G failed: quote its fatal: (else error:) line; a fatal line is a
+ * FAIL, slurmd refuses to start with this configuration. */
+static void slurmd_failed(ngi_doctor_ctx *x, ng_doctor_check *c, const ngi_cmd *res)
+{
+    char line[512], what[200], setting[PATH_MAX + 80], fix[2 * PATH_MAX + 700];
+    ngi_doctor_tool_describe(x, NGI_TOOL_SLURMD_G, what, sizeof what);
+    int fatal = res && tagged_line(res->out, "fatal:", line, sizeof line);
+    if (fatal || (res && tagged_line(res->out, "error:", line, sizeof line))) {
+        named_setting(x, line, setting, sizeof setting);
+        snprintf(fix, sizeof fix, "%s%s, then run slurmd -G -f %s -N %s by hand until it "
+                 "prints no %s line", setting[0] ? "remove or correct " : "correct what "
+                 "slurmd's line names in slurm.conf, cgroup.conf or gres.conf",
+                 setting, x->slurm_conf, x->node, fatal ? "fatal:" : "error:");
+        ngi_doctor_problem(x->r, c, fatal ? NG_CHECK_FAIL : NG_CHECK_WARN,
+                           fatal ? "slurmd refuses to start with this configuration: after "
+                                   "its next restart the node runs no job"
+                                 : "Slurm's own index order was not compared with the "
+                                   "plugin's",
+                           fix, "slurmd -G -N %s (%s): %s", x->node, what, line);
+        return;
+    }
+    ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                       "Slurm's own index order was not compared with the plugin's",
+                       "run slurmd -G by hand", "slurmd -G -N %s: %s", x->node, what);
+}
+
+/* `slurmd -G -f SLURM_CONF -N NODE` (run once): Slurm's own order into
+ * @p s; 0 when it answered and parsed, else a FAIL or WARN on @p c. */
 static int slurmd_order(ngi_doctor_ctx *x, ng_doctor_check *c, ng_gres_order *s)
 {
     char why[512];
-    char *argv[] = {"slurmd", "-G", "-f", x->slurm_conf, "-N", x->node, NULL};
-    ngi_cmd res;
-    ngi_run_bounded(argv, x->timeout_ms, GRES_OUT_MAX, &res);
-    int rc = res.exit_status == 0 ? ngi_slurmd_gres_parse(res.out, s, why, sizeof why) : -1;
-    if (res.exit_status != 0)
-        ngi_cmd_describe(&res, why, sizeof why);
-    ngi_cmd_free(&res);
-    if (rc < 0)
+    const ngi_cmd *res = ngi_doctor_tool(x, NGI_TOOL_SLURMD_G);
+    if (!ngi_doctor_tool_ok(x, NGI_TOOL_SLURMD_G)) {
+        slurmd_failed(x, c, res);
+        return -1;
+    }
+    if (ngi_slurmd_gres_parse(res->out, s, why, sizeof why) < 0) {
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "Slurm's own index order was not compared with the plugin's",
                            "run slurmd -G by hand", "slurmd -G -N %s: %s", x->node, why);
-    return rc;
+        return -1;
+    }
+    return 0;
 }
 
 void ngi_check_slurmd_gres(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.slurmd_gres");
-    char prog[PATH_MAX], why[512];
-    ng_gres_order s = {0}, p = {0};
+    char prog[PATH_MAX], line[512];
+    ng_gres_order s = {0};
     if (ngi_find_program("slurmd", prog, sizeof prog) < 0 || !x->slurm_text) {
         ngi_doctor_end(x->r, c, "%s: Slurm's own gres order not compared",
                        x->slurm_text ? "slurmd is not installed" : "no slurm.conf");
@@ -352,14 +453,25 @@ void ngi_check_slurmd_gres(ngi_doctor_ctx *x)
         ngi_doctor_end(x->r, c, "-");
         return;
     }
-    if (ng_gres_order_from_conf(&p, x->gres_conf, x->node, x->fsroot, why, sizeof why) < 0) {
+    /* slurmd -G reads this host's CPUs: its error: lines judge the node
+     * only when the topology judged is this machine's (not --fsroot or
+     * another topology= XML); else they are evidence. */
+    int here = x->live && x->topo && ng_topology_is_this_system(x->topo);
+    int err = tagged_line(x->tools[NGI_TOOL_SLURMD_G].res.out, "error:", line, sizeof line);
+    if (err && !here)
+        ngi_doctor_fact(c, "slurmd -G (this host)", "%s", line);
+    else if (err)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "slurmd runs, but not with the configuration as written",
+                           "correct what slurmd's line names (slurm.conf, gres.conf)",
+                           "slurmd -G -N %s: %s", x->node, line);
+    if (!x->gorder_ok) {
         ngi_doctor_end(x->r, c, "slurmd -G lists %u GPUs; the plugin has no gres order of its "
                        "own to compare (slurm.gres_conf)", s.count);
     } else {
-        compare_slurmd(x, c, &s, &p);
+        compare_slurmd(x, c, &s, &x->gorder);
         ngi_doctor_end(x->r, c, "slurmd -G and the plugin give the same %u GPUs the same gres "
                        "indices", s.count);
     }
     ng_gres_order_free(&s);
-    ng_gres_order_free(&p);
 }

@@ -171,6 +171,26 @@ void ngi_check_kernel_cgroup(ngi_doctor_ctx *x)
                    cpuset ? " with the cpuset controller" : " (no cpuset controller)");
 }
 
+/* The kernel's smt/control word in plain words (Documentation/ABI:
+ * on, off, forceoff, notsupported, notimplemented). */
+static const char *smt_words(const char *v)
+{
+    static const struct {
+        const char *word, *text;
+    } map[] = {
+        {"on", "on"},
+        {"off", "off (disabled)"},
+        {"forceoff", "off (disabled, cannot be re-enabled until reboot)"},
+        {"notsupported", "not supported by these CPUs (one thread per core)"},
+        {"notimplemented", "state not reported by this kernel"},
+        {"unknown", "state unknown (no /sys/devices/system/cpu/smt/control)"},
+    };
+    for (size_t i = 0; i < NGI_ARRAY_LEN(map); i++)
+        if (!strcmp(v, map[i].word))
+            return map[i].text;
+    return v;
+}
+
 void ngi_check_kernel_cpus(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "kernel", "kernel.cpus");
@@ -194,7 +214,7 @@ void ngi_check_kernel_cpus(ngi_doctor_ctx *x)
         ngi_doctor_end(x->r, c, "no /sys/devices/system/cpu/online under %s: not checked",
                        x->fsroot ? x->fsroot : "/");
     else
-        ngi_doctor_end(x->r, c, "CPUs %s online, none offline, SMT %s%s", online, smt,
+        ngi_doctor_end(x->r, c, "CPUs %s online, none offline, SMT %s%s", online, smt_words(smt),
                        strcmp(smt, "on") ? "" : " (numaguard counts cores unless ,smt)");
 }
 

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define VERSION_OUT_MAX (64u << 10)
 /* Slurm's _verify_syms(): a SPANK plugin loads when its plugin_version
  * has the running release's major and minor (src/common/plugin.c). */
 #define SPANK_RELEASE_MASK 0xffff00u
@@ -21,8 +20,8 @@ static const char not_loaded[] =
     "numaguard is not loaded on this node: srun has no --numa-policy and --omp-guard here, "
     "nothing is placed";
 static const char add_line[] =
-    "add `required <Slurm's plugin dir>/numaguard.so` to plugstack.conf (docs/admin-guide.md) "
-    "on every node and submit host";
+    "add `optional <Slurm's plugin dir>/numaguard.so` to plugstack.conf (README.md, "
+    "docs/admin-guide.md) on every node and submit host";
 
 static void args_text(const ngi_plugstack *ps, char *buf, size_t len)
 {
@@ -39,7 +38,7 @@ void ngi_check_plugstack(ngi_doctor_ctx *x)
     if (!x->ps_read)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, not_loaded, add_line, "plugstack.conf %s: %s",
                            x->plugstack, x->ps_why);
-    else if (!x->ps.found)
+    else if (!x->ps.found && !x->ps.limit[0])
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, not_loaded, add_line,
                            "plugstack.conf %s (files read with its includes: %u) names no "
                            "numaguard.so", x->plugstack, x->ps.files);
@@ -49,6 +48,14 @@ void ngi_check_plugstack(ngi_doctor_ctx *x)
                            "the same options again", "keep one numaguard line",
                            "plugstack.conf names numaguard %d times (first at %s)", x->ps.found,
                            x->ps.where);
+    if (x->ps_read && !x->ps.found && x->ps.limit[0])
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN, not_loaded,
+                           "fewer, flatter include files (doctor reads 4 levels and 64 files), "
+                           "or the numaguard line in plugstack.conf itself",
+                           "plugstack.conf %s: reading its includes stopped at %s before a "
+                           "numaguard line was found", x->plugstack, x->ps.limit);
+    if (x->ps.limit[0])
+        ngi_doctor_fact(c, "include limit", "%s", x->ps.limit);
     args_text(&x->ps, args, sizeof args);
     ngi_doctor_fact(c, "line", "%s %s%s", x->ps.kind, x->ps.path, args);
     ngi_doctor_end(x->r, c, "%s: %s %s%s", x->ps.where, x->ps.kind, x->ps.path, args);
@@ -64,8 +71,10 @@ void ngi_check_plugin_file(ngi_doctor_ctx *x)
         return;
     }
     int required = strcmp(x->ps.kind, "required") == 0;
-    int fd = x->ps.file[0] ? open(x->ps.file, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    /* The library's regular-file rule (a final symlink followed, as
+     * Slurm's dlopen does; a FIFO never blocks). */
+    int fd = x->ps.file[0] ? ngi_open_regular_at(AT_FDCWD, x->ps.file, NGI_FILE_FOLLOW, &st) : -1;
+    if (fd < 0)
         ngi_doctor_problem(x->r, c, required ? NG_CHECK_FAIL : NG_CHECK_WARN,
                            required ? "Slurm fails every job step on this node (a required "
                                       "SPANK plugin that does not load)"
@@ -123,17 +132,16 @@ void ngi_check_plugin_args(ngi_doctor_ctx *x)
                    x->ps.argc, x->pconf.have_default_policy ? x->pconf.default_policy : "none");
 }
 
-/* This node's Slurm release: `slurmd -V`, else `srun -V`. 0 when unknown. */
+/* This node's Slurm release: `slurmd -V`, else `srun -V` (each run once). 0
+ * when unknown. */
 static uint32_t running_release(ngi_doctor_ctx *x, char *from, size_t len)
 {
-    static char *const tools[][3] = {{"slurmd", "-V", NULL}, {"srun", "-V", NULL}};
+    static const ngi_tool_id tools[] = {NGI_TOOL_SLURMD_V, NGI_TOOL_SRUN_V};
     for (size_t i = 0; i < NGI_ARRAY_LEN(tools); i++) {
-        ngi_cmd res;
-        ngi_run_bounded(tools[i], x->timeout_ms, VERSION_OUT_MAX, &res);
-        uint32_t v = res.exit_status == 0 ? ngi_slurm_version_parse(res.out) : 0;
-        ngi_cmd_free(&res);
+        const ngi_cmd *res = ngi_doctor_tool(x, tools[i]);
+        uint32_t v = ngi_doctor_tool_ok(x, tools[i]) ? ngi_slurm_version_parse(res->out) : 0;
         if (v) {
-            snprintf(from, len, "%s -V", tools[i][0]);
+            snprintf(from, len, "%s -V", i ? "srun" : "slurmd");
             return v;
         }
     }

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define CGROUP_CONF_MAX (256u << 10)
 
 /* A positive number from Key= of the node's line; 0 when absent. */
 static unsigned node_number(const ngi_doctor_ctx *x, const char *key)
@@ -68,6 +67,14 @@ void ngi_check_slurm_conf(ngi_doctor_ctx *x)
         ngi_doctor_end(x->r, c, "-");
         return;
     }
+    if (x->slurm_limit[0])
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "the settings after that point are not judged (doctor stops reading "
+                           "there; slurmd reads on)",
+                           "fewer, flatter Include files (doctor reads 8 levels, 64 files, "
+                           "4 MiB), and no file that includes itself",
+                           "%s: reading its Include lines stopped at %s", x->slurm_conf,
+                           x->slurm_limit);
     int found = ngi_conf_node_value(x->slurm_text, x->node, "Gres", gres, sizeof gres);
     if (found < 0)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
@@ -81,34 +88,62 @@ void ngi_check_slurm_conf(ngi_doctor_ctx *x)
                    slurm_cpus(x), gres[0] ? gres : "(none)");
 }
 
-/* TaskPlugin= ("task/none" when absent, as in Slurm). */
-static void task_plugin(const ngi_doctor_ctx *x, char *tp, size_t len)
+/* TaskPlugin= as Slurm reads it: "task/none" when absent; each item
+ * without a '/' gets the "task/" prefix Slurm adds itself (its plugin
+ * loader takes "affinity,cgroup" as task/affinity,task/cgroup). */
+static void task_plugin(const ngi_doctor_ctx *x, char *tp, size_t len, char *norm,
+                        size_t nlen)
 {
+    size_t used = 0;
     if (!x->slurm_text || ngi_conf_value(x->slurm_text, "TaskPlugin", tp, len) < 0)
         snprintf(tp, len, "task/none");
+    norm[0] = '\0';
+    for (const char *p = tp; *p && used < nlen;) {
+        size_t n = strcspn(p, ",");
+        int bare = !memchr(p, '/', n);
+        used += (size_t)snprintf(norm + used, nlen - used, "%s%s%.*s", used ? "," : "",
+                                 bare ? "task/" : "", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+}
+
+/* 1 when the normalised list @p norm holds plugin @p name exactly. */
+static int has_plugin(const char *norm, const char *name)
+{
+    size_t k = strlen(name);
+    for (const char *p = norm; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == k && !strncasecmp(p, name, k))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
 }
 
 void ngi_check_task_plugin(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.task_plugin");
-    char tp[256];
+    char tp[256], norm[320], shown[600];
     if (!x->slurm_text) {
         ngi_doctor_end(x->r, c, "no slurm.conf: TaskPlugin not checked");
         return;
     }
-    task_plugin(x, tp, sizeof tp);
-    ngi_doctor_fact(c, "TaskPlugin", "%s", tp);
-    if (!strstr(tp, "task/cgroup") && !strstr(tp, "task/affinity"))
+    task_plugin(x, tp, sizeof tp, norm, sizeof norm);
+    snprintf(shown, sizeof shown, "%s%s%s%s", tp, strcmp(tp, norm) ? " (" : "",
+             strcmp(tp, norm) ? norm : "", strcmp(tp, norm) ? ")" : "");
+    ngi_doctor_fact(c, "TaskPlugin", "%s", shown);
+    if (!has_plugin(norm, "task/cgroup") && !has_plugin(norm, "task/affinity"))
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "Slurm confines no step: numaguard plans inside slurmstepd's "
                            "affinity, which is then the whole node, so the steps of two jobs "
                            "on one node are not kept apart",
                            "TaskPlugin=task/cgroup,task/affinity with ConstrainCores=yes in "
                            "cgroup.conf",
-                           "TaskPlugin=%s binds and confines nothing", tp);
-    ngi_doctor_end(x->r, c, "TaskPlugin=%s%s", tp,
-                   strstr(tp, "task/cgroup") ? ": steps get their own cpuset"
-                                             : ": tasks bound, steps not confined by a cgroup");
+                           "TaskPlugin=%s binds and confines nothing", shown);
+    ngi_doctor_end(x->r, c, "TaskPlugin=%s%s", shown,
+                   has_plugin(norm, "task/cgroup") ? ": steps get their own cpuset"
+                                                   : ": tasks bound, steps not confined by a "
+                                                     "cgroup");
 }
 
 /* cgroup.conf's yes/no key (Slurm's default: no). */
@@ -118,19 +153,30 @@ static int conf_yes(const char *text, const char *key)
     return text && ngi_conf_value(text, key, v, sizeof v) == 0 && !strcasecmp(v, "yes");
 }
 
+/* ConstrainCores and ConstrainDevices: every one that is not yes is named
+ * in one finding, and in its fix. */
 static void constrain(ngi_doctor_ctx *x, ng_doctor_check *c, const char *text)
 {
-    if (!conf_yes(text, "ConstrainCores"))
+    int cores = conf_yes(text, "ConstrainCores"), devs = conf_yes(text, "ConstrainDevices");
+    static const char c_cons[] = "a step's tasks are not confined to its cores: they can run on "
+                                 "another job's CPUs, and numaguard plans on slurmstepd's "
+                                 "affinity";
+    static const char d_cons[] = "every task can open every GPU: numaguard names a task's GPUs "
+                                 "from SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES alone, and a "
+                                 "program that ignores them uses GPUs another job owns";
+    if (!cores && !devs)
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "a step's tasks are not confined to its cores: they can run on "
-                           "another job's CPUs, and numaguard plans on slurmstepd's affinity",
-                           "ConstrainCores=yes in cgroup.conf",
+                           "neither cores nor GPUs are confined: a step's tasks can run on "
+                           "another job's CPUs (numaguard plans on slurmstepd's affinity) and "
+                           "open GPUs another job owns",
+                           "ConstrainCores=yes and ConstrainDevices=yes in cgroup.conf",
+                           "cgroup.conf %s: ConstrainCores and ConstrainDevices are not yes",
+                           x->cgroup_conf);
+    else if (!cores)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN, c_cons, "ConstrainCores=yes in cgroup.conf",
                            "cgroup.conf %s: ConstrainCores is not yes", x->cgroup_conf);
-    if (!conf_yes(text, "ConstrainDevices"))
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "every task can open every GPU: numaguard names a task's GPUs from "
-                           "SLURM_STEP_GPUS and CUDA_VISIBLE_DEVICES alone, and a program that "
-                           "ignores them uses GPUs another job owns",
+    else if (!devs)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN, d_cons,
                            "ConstrainDevices=yes in cgroup.conf",
                            "cgroup.conf %s: ConstrainDevices is not yes", x->cgroup_conf);
 }
@@ -138,21 +184,23 @@ static void constrain(ngi_doctor_ctx *x, ng_doctor_check *c, const char *text)
 void ngi_check_cgroup_conf(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.cgroup");
-    char tp[256], why[128], plugin[64] = "autodetect";
-    char *text = NULL;
-    task_plugin(x, tp, sizeof tp);
-    if (!strstr(tp, "task/cgroup")) {
+    char tp[256], norm[320], plugin[64] = "autodetect";
+    if (!x->slurm_text) {
+        ngi_doctor_end(x->r, c, "no slurm.conf: TaskPlugin and cgroup.conf not checked");
+        return;
+    }
+    task_plugin(x, tp, sizeof tp, norm, sizeof norm);
+    if (!has_plugin(norm, "task/cgroup")) {
         ngi_doctor_end(x->r, c, "TaskPlugin has no task/cgroup: cgroup.conf's ConstrainCores "
                        "and ConstrainDevices do not apply");
         return;
     }
-    if (ngi_doctor_read(x->cgroup_conf, CGROUP_CONF_MAX, &text, NULL, why, sizeof why) < 0)
-        ngi_doctor_fact(c, "cgroup.conf", "%s: %s", x->cgroup_conf, why);
+    if (!x->cgroup_text)
+        ngi_doctor_fact(c, "cgroup.conf", "%s: %s", x->cgroup_conf, x->cgroup_why);
     else
-        ngi_conf_value(text, "CgroupPlugin", plugin, sizeof plugin);
-    constrain(x, c, text);
+        ngi_conf_value(x->cgroup_text, "CgroupPlugin", plugin, sizeof plugin);
+    constrain(x, c, x->cgroup_text);
     ngi_doctor_fact(c, "CgroupPlugin", "%s", plugin);
     ngi_doctor_end(x->r, c, "task/cgroup with ConstrainCores=yes and ConstrainDevices=yes "
                    "(CgroupPlugin=%s)", plugin);
-    free(text);
 }

@@ -5,15 +5,21 @@
  * locality, the drivers' views, Slurm, the plugin, the kernel, the cache. */
 #include "numaguard.h"
 #include "private/doctor.h"
+#include "private/topo.h"
 
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SLURM_CONF_MAX (4u << 20)
+#define CGROUP_CONF_MAX (256u << 10)
 #define DEFAULT_TIMEOUT_MS 10000
+/* The whole run's limit: below numaguard-healthcheck's 40 s (itself below
+ * slurmd's 60 s for a HealthCheckProgram), so doctor always answers. */
+#define DEFAULT_DEADLINE_MS 30000
 #define SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 
 /* Where Slurm looks for plugins when PluginDir is not set: the Debian
@@ -78,25 +84,62 @@ static void read_plugstack(ngi_doctor_ctx *x, const ng_doctor_options *o)
                                            sizeof x->pconf_why) == 0;
 }
 
+/* slurm.conf with its includes, and cgroup.conf: each read once. */
+static void read_slurm_files(ngi_doctor_ctx *x)
+{
+    if (NGI_DOCTOR_READ(x->slurm_conf, SLURM_CONF_MAX, &x->slurm_text, NULL, x->slurm_why,
+                        sizeof x->slurm_why) < 0)
+        x->slurm_text = NULL;
+    else if (ngi_conf_includes(&x->slurm_text, x->slurm_conf, SLURM_CONF_MAX, x->slurm_limit,
+                               sizeof x->slurm_limit) < 0)
+        snprintf(x->slurm_limit, sizeof x->slurm_limit, "out of memory reading its Includes");
+    if (NGI_DOCTOR_READ(x->cgroup_conf, CGROUP_CONF_MAX, &x->cgroup_text, NULL, x->cgroup_why,
+                        sizeof x->cgroup_why) < 0)
+        x->cgroup_text = NULL;
+}
+
+/* gres.conf, read and parsed once for this node by the plugin's parser;
+ * the summary and the plugin's index order come from that one parse. */
+static void read_gres(ngi_doctor_ctx *x)
+{
+    struct stat st;
+    x->gres_exists = lstat(x->gres_conf, &st) == 0;
+    if (!x->gres_exists)
+        return;
+    if (ngi_gres_conf_load(x->gres_conf, x->node, &x->gres, x->gres_why,
+                           sizeof x->gres_why) < 0 ||
+        ngi_gres_conf_summary(x->gres, x->fsroot, &x->gsum, x->gres_why,
+                              sizeof x->gres_why) < 0) {
+        ngi_gres_conf_free(x->gres);
+        x->gres = NULL;
+        return;
+    }
+    x->gorder_ok = ngi_gres_conf_order(x->gres, x->fsroot, &x->gorder, x->gorder_why,
+                                       sizeof x->gorder_why) == 0;
+    /* A shared gres.conf naming only other nodes (the order's own rule). */
+    x->gres_other_nodes = !x->gorder_ok && !x->gsum.records && x->gsum.other_records;
+}
+
 /* Every path: the option, else what the plugin uses, else Slurm's default. */
 static void resolve_inputs(ngi_doctor_ctx *x, const ng_doctor_options *o)
 {
     char dflt[PATH_MAX];
     pick(x->slurm_conf, sizeof x->slurm_conf, o->slurm_conf, getenv("SLURM_CONF"),
          SLURM_CONF_DEFAULT);
-    if (ngi_doctor_read(x->slurm_conf, SLURM_CONF_MAX, &x->slurm_text, NULL, x->slurm_why,
-                        sizeof x->slurm_why) < 0)
-        x->slurm_text = NULL;
-    else
-        ngi_conf_includes(&x->slurm_text, x->slurm_conf, SLURM_CONF_MAX);
+    beside(x->slurm_conf, "cgroup.conf", dflt, sizeof dflt);
+    pick(x->cgroup_conf, sizeof x->cgroup_conf, o->cgroup_conf, NULL, dflt);
+    read_slurm_files(x);
     read_plugstack(x, o);
     const ng_plugin_conf *pc = x->pconf_ok ? &x->pconf : NULL;
     x->fsroot = o->fsroot && *o->fsroot ? o->fsroot : pc && pc->fsroot[0] ? pc->fsroot : NULL;
     x->live = !x->fsroot || strcmp(x->fsroot, "/") == 0;
-    beside(x->slurm_conf, "gres.conf", dflt, sizeof dflt);
-    pick(x->gres_conf, sizeof x->gres_conf, o->gres_conf, pc ? pc->gres_conf : NULL, dflt);
-    beside(x->slurm_conf, "cgroup.conf", dflt, sizeof dflt);
-    pick(x->cgroup_conf, sizeof x->cgroup_conf, o->cgroup_conf, NULL, dflt);
+    /* The plugin's own rule (ng_gres_conf_path), with the slurm.conf judged
+     * here as slurmstepd's SLURM_CONF. */
+    if (o->gres_conf && *o->gres_conf)
+        snprintf(x->gres_conf, sizeof x->gres_conf, "%s", o->gres_conf);
+    else
+        ng_gres_conf_path(pc ? pc->gres_conf : NULL, x->slurm_conf, x->gres_conf,
+                          sizeof x->gres_conf);
     if (o->cache_dir && *o->cache_dir)
         snprintf(x->cache_dir, sizeof x->cache_dir, "%s", o->cache_dir);
     else
@@ -120,14 +163,17 @@ static void record_inputs(ngi_doctor_ctx *x)
 }
 
 /* The topology the plugin would load: topology= XML, else the cache when
- * valid, else live discovery. */
+ * valid, else live discovery. The cache is read (and judged) once: its
+ * reason for not being used is kept for the cache check. */
 static void load_topology(ngi_doctor_ctx *x)
 {
     ng_topology_options to = {0};
     to.xml_path = x->topology[0] ? x->topology : NULL;
     to.fsroot = x->fsroot;
-    to.cache_dir = !to.xml_path && x->cache_dir[0] ? x->cache_dir : NULL;
-    if (ng_topology_load(&x->topo, &to, x->topo_why, sizeof x->topo_why) < 0)
+    x->cache_tried = !to.xml_path && x->cache_dir[0];
+    to.cache_dir = x->cache_tried ? x->cache_dir : NULL;
+    if (ngi_topology_load_why(&x->topo, &to, x->cache_why, sizeof x->cache_why, x->topo_why,
+                              sizeof x->topo_why) < 0)
         x->topo = NULL;
 }
 
@@ -168,6 +214,7 @@ static const check_fn checks[] = {
     ngi_check_task_plugin,
     ngi_check_cgroup_conf,
     ngi_check_gres,
+    ngi_check_gres_cores,
     ngi_check_slurmd_gres,
     ngi_check_plugstack,
     ngi_check_plugin_file,
@@ -193,8 +240,11 @@ int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
     }
     x->sys = sys;
     x->timeout_ms = o->command_timeout_ms ? o->command_timeout_ms : DEFAULT_TIMEOUT_MS;
+    x->deadline_ms = o->deadline_ms ? o->deadline_ms : DEFAULT_DEADLINE_MS;
+    x->deadline = ngi_doctor_now_ms() + x->deadline_ms;
     node_name(x, o->node_name);
     resolve_inputs(x, o);
+    read_gres(x);
     record_inputs(x);
     load_topology(x);
     for (size_t i = 0; i < NGI_ARRAY_LEN(checks); i++)
@@ -202,7 +252,12 @@ int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
     *out = x->r;
     ng_topology_free(x->topo);
     ngi_plugstack_free(&x->ps);
+    ngi_doctor_tools_free(x);
+    ngi_gres_conf_free(x->gres);
+    ng_gres_order_free(&x->gsum.files);
+    ng_gres_order_free(&x->gorder);
     free(x->slurm_text);
+    free(x->cgroup_text);
     free(x);
     return 0;
 }

@@ -132,7 +132,7 @@ int ngi_elf_u32_symbol(const char *path, const char *name, uint32_t *value, char
 {
     char *buf;
     size_t len;
-    if (ngi_doctor_read(path, ELF_MAX, &buf, &len, why, whylen) < 0)
+    if (NGI_DOCTOR_READ(path, ELF_MAX, &buf, &len, why, whylen) < 0)
         return -1;
     int rc = ngi_elf_u32_symbol_mem((const unsigned char *)buf, len, name, value, why, whylen);
     free(buf);

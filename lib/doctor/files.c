@@ -1,7 +1,9 @@
-/* The admin's files as the doctor reads them: bounded reads that never
- * block (O_NONBLOCK: a FIFO planted as a config file fails fstat's
- * regular-file test instead of hanging), Slurm's Key=Value files
- * (slurm.conf, cgroup.conf) and plugstack.conf with its include globs.
+/* The admin's files as the doctor reads them: through the library's one
+ * regular-file reader (lib/base: O_NONBLOCK, so a FIFO planted as a config
+ * file fails fstat's regular-file test instead of hanging), Slurm's
+ * Key=Value files (slurm.conf with its Include lines and '\' line
+ * continuations, cgroup.conf) and plugstack.conf with its include globs,
+ * each bounded in depth, files and bytes.
  * Node names are matched by the library's hostlist rule (lib/base), the
  * one gres.conf matching uses. */
 #include "numaguard.h"
@@ -23,42 +25,6 @@
 #define PLUGSTACK_FILES 64           /* files read through include */
 #define PLUGSTACK_DEPTH 4
 #define LINE_MAX_NG 4096
-
-int ngi_doctor_read(const char *path, size_t max, char **out, size_t *len, char *why,
-                    size_t whylen)
-{
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return ngi_fail(why, whylen, "%s", strerror(errno));
-    struct stat st;
-    int rc = -1;
-    char *buf = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        ngi_fail(why, whylen, "not a regular file");
-        goto out;
-    }
-    if ((unsigned long long)st.st_size > max) {
-        ngi_fail(why, whylen, "larger than %zu bytes", max);
-        goto out;
-    }
-    size_t want = (size_t)st.st_size;
-    if (!(buf = malloc(want + 1))) {
-        ngi_fail(why, whylen, "out of memory");
-        goto out;
-    }
-    size_t got = ngi_read_full(fd, buf, want);
-    buf[got] = '\0';
-    if (len)
-        *len = got;
-    *out = buf;
-    buf = NULL;
-    rc = 0;
-out:
-    free(buf);
-    close(fd);
-    return rc;
-}
 
 int ngi_doctor_path(const ngi_doctor_ctx *x, const char *abs, char *buf, size_t len)
 {
@@ -106,74 +72,122 @@ static int token_value(const char *line, const char *key, int first, char *out, 
     }
 }
 
-/* Append @p s (n bytes) to the growing buffer; -1 past @p max. */
-static int append(char **buf, size_t *len, size_t max, const char *s, size_t n)
+/* The text being built from slurm.conf and its includes: grown by
+ * doubling (linear in what is read), bounded by max bytes and the Include
+ * limits; the first limit reached is named in limit and stops the reading. */
+typedef struct conf_out {
+    char *buf;
+    size_t len, cap, max;
+    unsigned files;
+    char *limit;
+    size_t limitlen;
+} conf_out;
+
+/* Append @p s (n bytes); -1 past the bound or out of memory. */
+static int append(conf_out *o, const char *s, size_t n)
 {
-    if (*len + n > max)
+    if (o->len + n > o->max) {
+        if (!o->limit[0])
+            snprintf(o->limit, o->limitlen, "%zu bytes read in all (the limit)", o->max);
         return -1;
-    char *b = realloc(*buf, *len + n + 1);
-    if (!b)
-        return -1;
-    memcpy(b + *len, s, n);
-    *len += n;
-    b[*len] = '\0';
-    *buf = b;
+    }
+    if (o->len + n + 1 > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->len + n + 1)
+            cap *= 2;
+        char *b = realloc(o->buf, cap);
+        if (!b)
+            return -1;
+        o->buf = b;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    o->buf[o->len] = '\0';
     return 0;
 }
 
-static int expand(const char *text, const char *dir, int depth, char **out, size_t *len,
-                  size_t max);
+/* Join slurm.conf's continuation lines in place: a '\' at the end of a
+ * line (before an optional '\r') continues it on the next, as Slurm's
+ * parser reads it; both become spaces, so line numbers stay. */
+static void join_continuations(char *text)
+{
+    for (char *p = strchr(text, '\\'); p; p = strchr(p + 1, '\\')) {
+        char *q = p + 1;
+        if (*q == '\r')
+            q++;
+        if (*q == '\n')
+            for (char *r = p; r <= q; r++)
+                *r = ' ';
+    }
+}
 
-/* The files of one "Include PATTERN" line, each expanded in turn. */
-static void include_files(const char *pattern, const char *dir, int depth, char **out,
-                          size_t *len, size_t max)
+static int expand(char *text, const char *dir, int depth, conf_out *o);
+
+/* The files of one "Include PATTERN" line, each expanded in turn; stops
+ * (and globs no more) once a limit is reached. */
+static void include_files(const char *pattern, const char *dir, int depth, conf_out *o)
 {
     char full[2 * PATH_MAX + 2], why[64], *text;
     glob_t g;
+    if (o->limit[0])
+        return;
+    if (depth >= NGI_CONF_INCLUDE_DEPTH) {
+        snprintf(o->limit, o->limitlen, "Include nested deeper than %d (an Include loop?) "
+                 "at %.512s", NGI_CONF_INCLUDE_DEPTH, pattern);
+        return;
+    }
     if (pattern[0] == '/' || !dir[0])
         snprintf(full, sizeof full, "%s", pattern);
     else
         snprintf(full, sizeof full, "%s/%s", dir, pattern);
-    if (depth >= 2 || glob(full, 0, NULL, &g) != 0)
+    if (glob(full, 0, NULL, &g) != 0)
         return;
-    for (size_t i = 0; i < g.gl_pathc; i++)
-        if (ngi_doctor_read(g.gl_pathv[i], max, &text, NULL, why, sizeof why) == 0) {
-            expand(text, dir, depth + 1, out, len, max);
+    for (size_t i = 0; i < g.gl_pathc && !o->limit[0]; i++) {
+        if (o->files >= NGI_CONF_INCLUDE_FILES) {
+            snprintf(o->limit, o->limitlen, "%d included files (the limit); %.512s and what "
+                     "follows not read", NGI_CONF_INCLUDE_FILES, g.gl_pathv[i]);
+            break;
+        }
+        o->files++;
+        if (NGI_DOCTOR_READ(g.gl_pathv[i], o->max, &text, NULL, why, sizeof why) == 0) {
+            expand(text, dir, depth + 1, o);
             free(text);
         }
+    }
     globfree(&g);
 }
 
-static int expand(const char *text, const char *dir, int depth, char **out, size_t *len,
-                  size_t max)
+static int expand(char *text, const char *dir, int depth, conf_out *o)
 {
     char line[LINE_MAX_NG], word[16], pattern[PATH_MAX];
-    for (const char *p = text; *p;) {
+    join_continuations(text);
+    for (const char *p = text; *p && !o->limit[0];) {
         const char *start = p;
         p = next_line(p, line, sizeof line);
         if (sscanf(line, " %15s %4095s", word, pattern) == 2 && !strcasecmp(word, "Include"))
-            include_files(pattern, dir, depth, out, len, max);
-        else if (append(out, len, max, start, (size_t)(p - start)) < 0 ||
-                 (p[-1] != '\n' && append(out, len, max, "\n", 1) < 0))
+            include_files(pattern, dir, depth, o);
+        else if (append(o, start, (size_t)(p - start)) < 0 ||
+                 (p[-1] != '\n' && append(o, "\n", 1) < 0))
             return -1;
     }
     return 0;
 }
 
-int ngi_conf_includes(char **text, const char *path, size_t max)
+int ngi_conf_includes(char **text, const char *path, size_t max, char *limit, size_t limitlen)
 {
-    char dir[PATH_MAX], *out = NULL;
-    size_t len = 0;
+    char dir[PATH_MAX];
+    conf_out o = {.max = max, .limit = limit, .limitlen = limitlen};
     const char *slash = strrchr(path, '/');
+    limit[0] = '\0';
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
-    if (!strcasestr(*text, "include"))
-        return 0;
-    if (expand(*text, dir, 0, &out, &len, max) < 0 || !out) {
-        free(out);
+    expand(*text, dir, 0, &o);
+    if (!o.buf && (o.buf = malloc(1)))
+        o.buf[0] = '\0';
+    if (!o.buf)
         return -1;
-    }
     free(*text);
-    *text = out;
+    *text = o.buf;
     return 0;
 }
 
@@ -275,11 +289,17 @@ static void include_glob(const char *pattern, const char *from, const char *dirs
     else
         snprintf(full, sizeof full, "%s", pattern);
     glob_t g;
-    if (glob(full, 0, NULL, &g) != 0)
-        return;
-    char why[64];
-    for (size_t i = 0; i < g.gl_pathc && ps->files < PLUGSTACK_FILES; i++)
-        read_one(g.gl_pathv[i], dirs, ps, depth + 1, why, sizeof why);
+    if (ps->limit[0] || glob(full, 0, NULL, &g) != 0)
+        return;                        /* past a limit: no more globbing */
+    char why[PATH_MAX + 96];
+    for (size_t i = 0; i < g.gl_pathc && !ps->limit[0]; i++) {
+        if (ps->files >= PLUGSTACK_FILES)
+            snprintf(ps->limit, sizeof ps->limit, "%d files read (the limit); %.512s and what "
+                     "follows not read", PLUGSTACK_FILES, g.gl_pathv[i]);
+        else if (read_one(g.gl_pathv[i], dirs, ps, depth + 1, why, sizeof why) < 0 &&
+                 depth + 1 > PLUGSTACK_DEPTH)
+            snprintf(ps->limit, sizeof ps->limit, "%.128s at %.512s", why, g.gl_pathv[i]);
+    }
     globfree(&g);
 }
 
@@ -303,7 +323,7 @@ static int read_one(const char *path, const char *dirs, ngi_plugstack *ps, int d
     char *text, line[LINE_MAX_NG];
     if (depth > PLUGSTACK_DEPTH)
         return ngi_fail(why, whylen, "includes nested deeper than %d", PLUGSTACK_DEPTH);
-    if (ngi_doctor_read(path, PLUGSTACK_MAX, &text, NULL, why, whylen) < 0)
+    if (NGI_DOCTOR_READ(path, PLUGSTACK_MAX, &text, NULL, why, whylen) < 0)
         return -1;
     ps->files++;
     unsigned lineno = 0;

@@ -211,7 +211,11 @@ int ngi_slurmd_gres_parse(const char *text, ng_gres_order *order, char *why, siz
             continue;
         if (gres_token(line, "Index", idx, sizeof idx) < 0)
             snprintf(idx, sizeof idx, "(none)");   /* also a value too long to keep */
-        if (strspn(idx, "0123456789") != strlen(idx) || (unsigned)atoi(idx) != next)
+        /* Index= is not the gres index: slurmd 22.05 prints the number of
+         * the record's device file ("nvidia3" -> 3; 0 for a File= list),
+         * one line per record in gres.conf order, which is the index order
+         * (docs/gpu-order.md). It must be there and be a number. */
+        if (!idx[0] || strspn(idx, "0123456789") != strlen(idx))
             return ng_gres_order_free(order),
                    ngi_fail(why, whylen, "slurmd -G: gpu record with Index=%s where %u was next",
                             idx, next);

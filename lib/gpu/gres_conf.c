@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,38 +18,37 @@
 #define GRES_MAX_LINE 4096   /* a gres.conf line, continuations joined */
 #define PATH_MAX_NG 4096     /* a device file path */
 #define GRES_MAX_LINES 4096  /* records we are willing to read */
-#define GRES_MAX_FILE 4096   /* the file itself, in KiB of lines read */
+#define GRES_MAX_BYTES (4u << 20) /* the file itself */
 
 /* ---------- gres.conf parsing ---------- */
 
-/* One Name=gpu record that applies to the node. */
-typedef struct gres_rec {
-    char *file;       /* File= or MultipleFiles= value, or NULL */
-    int multiple;     /* MultipleFiles=: the whole list is one GPU */
-    unsigned long count; /* Count=, 0 if not given */
-} gres_rec;
-
-typedef struct gres_conf {
-    gres_rec recs[GRES_MAX_LINES];
+struct ngi_gres_conf {
+    ngi_gres_rec recs[GRES_MAX_LINES];
     unsigned n;
     unsigned other_node_gpu_lines;  /* Name=gpu records whose NodeName= is not us */
     char autodetect_global[16];
     char autodetect_node[16];
-} gres_conf;
+    char path[PATH_MAX_NG];
+    char node[256];                 /* "" = every record (no node given) */
+};
 
-static void conf_free(gres_conf *c)
+void ngi_gres_conf_free(ngi_gres_conf *c)
 {
-    for (unsigned i = 0; i < c->n; i++)
+    if (!c)
+        return;
+    for (unsigned i = 0; i < c->n; i++) {
         free(c->recs[i].file);
+        free(c->recs[i].cores);
+    }
     free(c);
 }
 
 /* Does a NodeName= hostlist ("node[01-04],gpu7") name this node? As
- * slurmd: exact names after expansion; NULL node (CLI, no node) = all. */
+ * slurmd: exact names after expansion; no node (CLI, no node) = all. */
 static int node_matches(const char *spec, const char *node, unsigned lineno, char *err,
                         size_t errlen)
 {
-    if (!node)
+    if (!node[0])
         return 1;
     char why[256];
     int m = ngi_hostlist_contains(spec, node, why, sizeof why);
@@ -66,13 +66,28 @@ static void strip_quotes(char *v)
     }
 }
 
-/* Parse one logical line (comments stripped) into the conf. */
-static int parse_line(gres_conf *c, char *line, const char *node, unsigned lineno,
-                      char *err, size_t errlen)
+/* The keys of one record that matter here. Type, Links, Flags, UniqueId:
+ * no effect on the index order or locality (see docs/gpu-order.md). */
+typedef struct tokens {
+    char *name, *file, *mfile, *nodes, *autodet, *count, *cores, *cpus;
+} tokens;
+
+static const struct {
+    const char *key;
+    size_t off;
+} token_keys[] = {
+    {"Name", offsetof(tokens, name)},        {"File", offsetof(tokens, file)},
+    {"Files", offsetof(tokens, file)},       {"MultipleFiles", offsetof(tokens, mfile)},
+    {"NodeName", offsetof(tokens, nodes)},   {"AutoDetect", offsetof(tokens, autodet)},
+    {"Count", offsetof(tokens, count)},      {"Cores", offsetof(tokens, cores)},
+    {"CPUs", offsetof(tokens, cpus)},
+};
+
+/* Split one logical line into @p t (values point into @p line). */
+static int tokenize(char *line, tokens *t, unsigned lineno, char *err, size_t errlen)
 {
-    char *name = NULL, *file = NULL, *mfile = NULL, *nodes = NULL, *autodet = NULL;
-    char *count = NULL;
     char *save = NULL;
+    memset(t, 0, sizeof *t);
     for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
         char *eq = strchr(tok, '=');
@@ -80,177 +95,200 @@ static int parse_line(gres_conf *c, char *line, const char *node, unsigned linen
             return ngi_fail(err, errlen, "gres.conf line %u: '%.32s' is not Key=Value", lineno,
                            tok);
         *eq = '\0';
-        char *v = eq + 1;
-        strip_quotes(v);
-        if (!strcasecmp(tok, "Name"))
-            name = v;
-        else if (!strcasecmp(tok, "File") || !strcasecmp(tok, "Files"))
-            file = v;
-        else if (!strcasecmp(tok, "MultipleFiles"))
-            mfile = v;
-        else if (!strcasecmp(tok, "NodeName"))
-            nodes = v;
-        else if (!strcasecmp(tok, "AutoDetect"))
-            autodet = v;
-        else if (!strcasecmp(tok, "Count"))
-            count = v;
-        /* Type, Cores, CPUs, Links, Flags, UniqueId, Include: no effect on
-         * the index order (see docs/gpu-order.md). */
+        strip_quotes(eq + 1);
+        for (size_t k = 0; k < NGI_ARRAY_LEN(token_keys); k++)
+            if (!strcasecmp(tok, token_keys[k].key))
+                *(char **)((char *)t + token_keys[k].off) = eq + 1;
     }
-    if (nodes) {
-        int m = node_matches(nodes, node, lineno, err, errlen);
-        if (m < 0)
-            return -1;
-        if (!m) {
-            /* Another node's record; remembered for the "none is ours" message. */
-            c->other_node_gpu_lines += name && !strcasecmp(name, "gpu");
-            return 0;
-        }
-    }
-    if (autodet) {
-        char *dst = nodes ? c->autodetect_node : c->autodetect_global;
-        if (ngi_strlcpy(dst, autodet, 16))
-            return ngi_fail(err, errlen, "gres.conf line %u: AutoDetect='%.32s' unknown", lineno,
-                           autodet);
-    }
-    if (!name || strcasecmp(name, "gpu"))
-        return 0;
+    return 0;
+}
+
+/* Count= of a gpu record: a plain number, at most NG_MAX_GPUS (Count=4K
+ * style suffixes never apply to GPUs; junk is refused). */
+static int parse_count(const char *count, unsigned long *out, unsigned lineno, char *err,
+                       size_t errlen)
+{
+    char *end;
+    errno = 0;
+    *out = strtoul(count, &end, 10);
+    if (errno || end == count || *end || *out > NG_MAX_GPUS)
+        return ngi_fail(err, errlen, "gres.conf line %u: Count='%.32s' invalid", lineno, count);
+    return 0;
+}
+
+/* Keep one Name=gpu record of the node: File= (or MultipleFiles=), Count=,
+ * Cores= (Slurm reads Cores= when both are given, else CPUs=: both are
+ * Slurm's core indices) and its line. */
+static int add_record(ngi_gres_conf *c, const tokens *t, unsigned lineno, char *err,
+                      size_t errlen)
+{
     if (c->n >= GRES_MAX_LINES)
         return ngi_fail(err, errlen, "gres.conf: more than %d gpu lines", GRES_MAX_LINES);
-    gres_rec *r = &c->recs[c->n];
+    ngi_gres_rec *r = &c->recs[c->n];
     memset(r, 0, sizeof(*r));
-    if (count) {
-        char *end;
-        errno = 0;
-        r->count = strtoul(count, &end, 10);
-        /* Count=4K style suffixes never apply to GPUs; reject junk. */
-        if (errno || end == count || *end || r->count > NG_MAX_GPUS)
-            return ngi_fail(err, errlen, "gres.conf line %u: Count='%.32s' invalid", lineno,
-                           count);
-    }
-    if (file || mfile) {
-        r->multiple = !file;
-        r->file = strdup(file ? file : mfile);
-        if (!r->file)
-            return ngi_fail(err, errlen, "out of memory");
+    r->line = lineno;
+    if (t->count && parse_count(t->count, &r->count, lineno, err, errlen) < 0)
+        return -1;
+    const char *cores = t->cores ? t->cores : t->cpus;
+    r->cores_key = t->cores ? "Cores" : "CPUs";
+    r->multiple = !t->file && t->mfile;
+    if (((t->file || t->mfile) && !(r->file = strdup(t->file ? t->file : t->mfile))) ||
+        (cores && !(r->cores = strdup(cores)))) {
+        free(r->file);
+        return ngi_fail(err, errlen, "out of memory");
     }
     c->n++;
     return 0;
 }
 
-/* gres.conf is the admin's file, so symlinks are followed (a shared config
- * directory often is one), but it is never waited on: opened O_NONBLOCK and
- * read only when it is a regular file (a FIFO would block slurmstepd and
- * doctor alike). NULL with errno; EINVAL: not a regular file. */
-static FILE *open_conf(const char *path)
+/* Parse one logical line (comments stripped) into the conf. */
+static int parse_line(ngi_gres_conf *c, char *line, unsigned lineno, char *err, size_t errlen)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    FILE *f = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        errno = EINVAL;
-    else
-        f = fdopen(fd, "r");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        errno = e;
+    tokens t;
+    if (tokenize(line, &t, lineno, err, errlen) < 0)
+        return -1;
+    if (t.nodes) {
+        int m = node_matches(t.nodes, c->node, lineno, err, errlen);
+        if (m <= 0) {
+            /* Another node's record; remembered for the "none is ours" message. */
+            c->other_node_gpu_lines += !m && t.name && !strcasecmp(t.name, "gpu");
+            return m;
+        }
     }
-    return f;
+    if (t.autodet && ngi_strlcpy(t.nodes ? c->autodetect_node : c->autodetect_global,
+                                 t.autodet, 16))
+        return ngi_fail(err, errlen, "gres.conf line %u: AutoDetect='%.32s' unknown", lineno,
+                       t.autodet);
+    if (!t.name || strcasecmp(t.name, "gpu"))
+        return 0;
+    return add_record(c, &t, lineno, err, errlen);
 }
 
-/* Read the file: '#' comments, '\' line continuations (as Slurm's parser). */
-static int read_conf(gres_conf *c, const char *path, const char *node, char *err,
-                     size_t errlen)
+/* One physical line into the logical line being joined: '#' comments cut,
+ * a trailing '\' continues it (as Slurm's parser). 1 when the logical line
+ * is complete, 0 when it continues, -1 when too long. */
+static int join_line(const char *p, size_t n, char *line, size_t *used)
 {
-    FILE *f = open_conf(path);
-    if (!f && errno == EINVAL)
-        return ngi_fail(err, errlen, "gres.conf '%s' is not a regular file", path);
-    if (!f)
-        return ngi_fail(err, errlen, "cannot open gres.conf '%s': %s", path, strerror(errno));
-    char buf[GRES_MAX_LINE], line[GRES_MAX_LINE];
+    size_t k = strcspn(p, "#\n");
+    if (k > n)
+        k = n;
+    while (k && p[k - 1] == '\r')
+        k--;
+    int cont = k > 0 && p[k - 1] == '\\';
+    if (cont)
+        k--;
+    if (*used + k + 2 > GRES_MAX_LINE)
+        return -1;
+    memcpy(line + *used, p, k);
+    *used += k;
+    line[(*used)++] = ' ';
+    line[*used] = '\0';
+    return !cont;
+}
+
+/* Parse the whole text, line by line, continuations joined. */
+static int parse_text(ngi_gres_conf *c, const char *text, char *err, size_t errlen)
+{
+    char line[GRES_MAX_LINE];
     size_t used = 0;
-    unsigned lineno = 0, start_line = 1, nlines = 0;
-    int rc = 0;
-    line[0] = '\0';
-    while (fgets(buf, sizeof(buf), f)) {
-        lineno++;
-        if (++nlines > GRES_MAX_FILE * 16) {
-            rc = ngi_fail(err, errlen, "gres.conf '%s' is too long", path);
-            break;
-        }
-        size_t n = strlen(buf);
-        if (n == sizeof(buf) - 1 && buf[n - 1] != '\n') {
-            rc = ngi_fail(err, errlen, "gres.conf line %u longer than %d bytes", lineno,
-                         GRES_MAX_LINE - 2);
-            break;
-        }
-        char *hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
-        n = strcspn(buf, "\r\n");
-        buf[n] = '\0';
-        int cont = n > 0 && buf[n - 1] == '\\';
-        if (cont)
-            buf[--n] = ' ';
+    unsigned lineno = 0, start = 1;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
         if (used == 0)
-            start_line = lineno;
-        if (used + n + 2 > sizeof(line)) {
-            rc = ngi_fail(err, errlen, "gres.conf line %u longer than %d bytes", start_line,
-                         GRES_MAX_LINE - 2);
-            break;
+            start = lineno + 1;
+        lineno++;
+        int done = join_line(p, n, line, &used);
+        if (done < 0)
+            return ngi_fail(err, errlen, "gres.conf line %u longer than %d bytes", start,
+                            GRES_MAX_LINE - 2);
+        if (done) {
+            used = 0;
+            if (parse_line(c, line, start, err, errlen))
+                return -1;
         }
-        memcpy(line + used, buf, n);
-        used += n;
-        line[used++] = ' ';
-        line[used] = '\0';
-        if (cont)
-            continue;
-        rc = parse_line(c, line, node, start_line, err, errlen);
-        used = 0;
-        line[0] = '\0';
-        if (rc)
-            break;
+        p += n + (p[n] == '\n');
     }
-    if (!rc && used)
-        rc = parse_line(c, line, node, start_line, err, errlen);
-    fclose(f);
+    return used ? parse_line(c, line, start, err, errlen) : 0;
+}
+
+int ngi_gres_conf_load(const char *path, const char *node, ngi_gres_conf **out, char *err,
+                       size_t errlen)
+{
+    char *text, why[128];
+    *out = NULL;
+    if (!path || !*path)
+        return ngi_fail(err, errlen, "no gres.conf path given");
+    /* gres.conf is the admin's file, so a final symlink is followed (a
+     * shared config directory often is one), but it is never waited on:
+     * the library's reader opens it O_NONBLOCK and reads it only when it is
+     * a regular file (a FIFO would block slurmstepd and doctor alike). */
+    if (ngi_read_regular_at(AT_FDCWD, path, NGI_FILE_FOLLOW, GRES_MAX_BYTES, &text, NULL, NULL,
+                            why, sizeof why) < 0) {
+        if (!strcmp(why, "not a regular file"))
+            return ngi_fail(err, errlen, "gres.conf '%s' is not a regular file", path);
+        return ngi_fail(err, errlen, "cannot read gres.conf '%s': %s", path, why);
+    }
+    ngi_gres_conf *c = calloc(1, sizeof(*c));
+    int rc = c ? 0 : ngi_fail(err, errlen, "out of memory");
+    if (c) {
+        ngi_strlcpy(c->path, path, sizeof c->path);
+        ngi_strlcpy(c->node, node ? node : "", sizeof c->node);
+        rc = parse_text(c, text, err, errlen);
+    }
+    free(text);
+    if (rc) {
+        ngi_gres_conf_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+unsigned ngi_gres_conf_count(const ngi_gres_conf *c)
+{
+    return c->n;
+}
+
+const ngi_gres_rec *ngi_gres_conf_rec(const ngi_gres_conf *c, unsigned i)
+{
+    return i < c->n ? &c->recs[i] : NULL;
+}
+
+int ngi_gres_rec_files(const ngi_gres_rec *r, const char *fsroot, ng_gres_order *out,
+                       char *err, size_t errlen)
+{
+    ng_gres_order tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    if (!r->file)
+        return 0;
+    unsigned limit = r->multiple ? NG_MAX_GPUS + 1 : (r->count ? r->count : NG_MAX_GPUS + 1);
+    if (ngi_gres_order_expand(r->file, &tmp, limit, err, errlen)) {
+        ng_gres_order_free(&tmp);
+        return -1;
+    }
+    unsigned take = r->multiple ? (tmp.count ? 1 : 0) : tmp.count;
+    int rc = 0;
+    for (unsigned k = 0; k < take && !rc; k++) {
+        char path[PATH_MAX_NG];
+        /* The conf describes the node whose root is fsroot. */
+        if (ngi_path(path, sizeof(path), fsroot, tmp.device_files[k]))
+            rc = ngi_fail(err, errlen, "device file path too long");
+        else
+            rc = ngi_gres_order_add(out, path, err, errlen);
+    }
+    ng_gres_order_free(&tmp);
     return rc;
 }
 
 /* Expand records in gres.conf order: one index per File= name, one per
  * MultipleFiles= record (its first file names the GPU). Records without
  * File= get no device and no index (Slurm sets no env var for them). */
-static int conf_order(const gres_conf *c, const char *fsroot, ng_gres_order *out,
+static int conf_order(const ngi_gres_conf *c, const char *fsroot, ng_gres_order *out,
                       char *err, size_t errlen)
 {
-    for (unsigned i = 0; i < c->n; i++) {
-        const gres_rec *r = &c->recs[i];
-        if (!r->file)
-            continue;
-        ng_gres_order tmp;
-        memset(&tmp, 0, sizeof(tmp));
-        unsigned limit = r->multiple ? NG_MAX_GPUS + 1 : (r->count ? r->count : NG_MAX_GPUS + 1);
-        if (ngi_gres_order_expand(r->file, &tmp, limit, err, errlen)) {
-            ng_gres_order_free(&tmp);
+    for (unsigned i = 0; i < c->n; i++)
+        if (ngi_gres_rec_files(&c->recs[i], fsroot, out, err, errlen))
             return -1;
-        }
-        unsigned take = r->multiple ? (tmp.count ? 1 : 0) : tmp.count;
-        for (unsigned k = 0; k < take; k++) {
-            char path[PATH_MAX_NG];
-            /* The conf describes the node whose root is fsroot. */
-            if (ngi_path(path, sizeof(path), fsroot, tmp.device_files[k]) ||
-                ngi_gres_order_add(out, path, err, errlen)) {
-                if (!err || !*err)
-                    ngi_fail(err, errlen, "device file path too long");
-                ng_gres_order_free(&tmp);
-                return -1;
-            }
-        }
-        ng_gres_order_free(&tmp);
-    }
     return 0;
 }
 
@@ -278,7 +316,7 @@ static int merged_cmp_links(const void *x, const void *y)
  * that match a configured File= (or fill a File-less record) are kept,
  * config-only File= GPUs are appended, then everything is sorted by file
  * name (strnatcmp) and by Links position (= enumeration order). */
-static int merge_autodetect(const gres_conf *c, const char *fsroot, const char *kind,
+static int merge_autodetect(const ngi_gres_conf *c, const char *fsroot, const char *kind,
                             ng_gres_order *out, char *err, size_t errlen)
 {
     ng_gres_order sys, conf;
@@ -341,63 +379,73 @@ out:
     return rc;
 }
 
+int ngi_gres_conf_order(const ngi_gres_conf *c, const char *fsroot, ng_gres_order *out,
+                        char *err, size_t errlen)
+{
+    int rc;
+    memset(out, 0, sizeof(*out));
+    const char *ad = c->autodetect_node[0] ? c->autodetect_node : c->autodetect_global;
+    int manual = !*ad || !strcasecmp(ad, "off");
+    if (manual && c->n == 0 && c->other_node_gpu_lines) {
+        /* A shared gres.conf without this node: its GPUs are unknown
+         * here, never another node group's (issue 12). */
+        rc = ngi_fail(err, errlen, "gres.conf '%s': none of its %u Name=gpu records "
+                     "names node '%s' (NodeName=)", c->path, c->other_node_gpu_lines,
+                     c->node);
+    } else if (manual) {
+        rc = conf_order(c, fsroot, out, err, errlen);
+    } else if (!strcasecmp(ad, "nvml") || !strcasecmp(ad, "nvidia") ||
+               !strcasecmp(ad, "rsmi") || !strcasecmp(ad, "oneapi")) {
+        rc = merge_autodetect(c, fsroot, ad, out, err, errlen);
+    } else {
+        rc = ngi_fail(err, errlen, "gres.conf: AutoDetect=%s is not supported", ad);
+    }
+    if (rc)
+        ng_gres_order_free(out);
+    return rc;
+}
+
 int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
                             const char *node_name, const char *fsroot,
                             char *err, size_t errlen)
 {
+    ngi_gres_conf *c;
     memset(out, 0, sizeof(*out));
-    if (!gres_conf_path || !*gres_conf_path)
-        return ngi_fail(err, errlen, "no gres.conf path given");
-    gres_conf *c = calloc(1, sizeof(*c));
-    if (!c)
-        return ngi_fail(err, errlen, "out of memory");
-    int rc = read_conf(c, gres_conf_path, node_name, err, errlen);
-    if (!rc) {
-        const char *ad = c->autodetect_node[0] ? c->autodetect_node : c->autodetect_global;
-        int manual = !*ad || !strcasecmp(ad, "off");
-        if (manual && c->n == 0 && c->other_node_gpu_lines) {
-            /* A shared gres.conf without this node: its GPUs are unknown
-             * here, never another node group's (issue 12). */
-            rc = ngi_fail(err, errlen, "gres.conf '%s': none of its %u Name=gpu records "
-                         "names node '%s' (NodeName=)", gres_conf_path,
-                         c->other_node_gpu_lines, node_name);
-        } else if (manual) {
-            rc = conf_order(c, fsroot, out, err, errlen);
-        } else if (!strcasecmp(ad, "nvml") || !strcasecmp(ad, "nvidia") ||
-                   !strcasecmp(ad, "rsmi") || !strcasecmp(ad, "oneapi")) {
-            rc = merge_autodetect(c, fsroot, ad, out, err, errlen);
-        } else {
-            rc = ngi_fail(err, errlen, "gres.conf: AutoDetect=%s is not supported", ad);
-        }
-    }
-    if (rc)
-        ng_gres_order_free(out);
-    conf_free(c);
+    if (ngi_gres_conf_load(gres_conf_path, node_name, &c, err, errlen) < 0)
+        return -1;
+    int rc = ngi_gres_conf_order(c, fsroot, out, err, errlen);
+    ngi_gres_conf_free(c);
     return rc;
 }
 
 /* What gres.conf says for one node, read by the same rules as the order
  * above (NodeName= matching, AutoDetect in force, File= expansion). */
-int ngi_gres_conf_summary(const char *path, const char *node, const char *fsroot,
-                          ngi_gres_summary *out, char *err, size_t errlen)
+int ngi_gres_conf_summary(const ngi_gres_conf *c, const char *fsroot, ngi_gres_summary *out,
+                          char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    gres_conf *c = calloc(1, sizeof(*c));
-    if (!c)
-        return ngi_fail(err, errlen, "out of memory");
-    int rc = read_conf(c, path, node, err, errlen);
-    if (!rc) {
-        out->records = c->n;
-        out->other_records = c->other_node_gpu_lines;
-        for (unsigned i = 0; i < c->n; i++)
-            out->fileless += !c->recs[i].file;
-        ngi_strlcpy(out->autodetect, c->autodetect_node[0] ? c->autodetect_node
-                                                           : c->autodetect_global,
-                    sizeof out->autodetect);
-        rc = conf_order(c, fsroot, &out->files, err, errlen);
-    }
-    conf_free(c);
+    out->records = c->n;
+    out->other_records = c->other_node_gpu_lines;
+    for (unsigned i = 0; i < c->n; i++)
+        out->fileless += !c->recs[i].file;
+    ngi_strlcpy(out->autodetect, c->autodetect_node[0] ? c->autodetect_node
+                                                       : c->autodetect_global,
+                sizeof out->autodetect);
+    int rc = conf_order(c, fsroot, &out->files, err, errlen);
     if (rc)
         ng_gres_order_free(&out->files);
     return rc;
+}
+
+int ng_gres_conf_path(const char *plugin_arg, const char *slurm_conf, char *buf, size_t len)
+{
+    const char *slash = slurm_conf ? strrchr(slurm_conf, '/') : NULL;
+    int n;
+    if (plugin_arg && *plugin_arg)
+        n = snprintf(buf, len, "%s", plugin_arg);
+    else if (slurm_conf && slurm_conf[0] == '/' && slash)
+        n = snprintf(buf, len, "%.*s/gres.conf", (int)(slash - slurm_conf), slurm_conf);
+    else
+        n = snprintf(buf, len, "/etc/slurm/gres.conf");
+    return n < 0 || (size_t)n >= len ? -1 : 0;
 }

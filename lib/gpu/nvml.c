@@ -139,3 +139,18 @@ int ngi_nvml_devices(char (*bus)[NG_BUSID_LEN], int *minor, unsigned max, unsign
     nvml_close(&a);
     return rc;
 }
+
+/* Whether the loader finds @p soname here (dlopen, closed again): 0, or
+ * -1 with the loader's message in @p why. */
+int ngi_nvml_load_check(const char *soname, char *why, size_t whylen)
+{
+    (void)dlerror();
+    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : "not found");
+        return -1;
+    }
+    dlclose(h);
+    return 0;
+}

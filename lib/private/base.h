@@ -58,9 +58,25 @@ int ngi_read_small_file(const char *path, char *buf, size_t len);
  *  empty file is an empty set. -1 if absent or malformed. */
 int ngi_read_list_file(const char *fsroot, const char *abs, hwloc_bitmap_t set);
 
-/** Open @p path read-only with O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC; regular
- *  files only (EINVAL otherwise): for files other users may control. */
+/** Flags of the regular-file reader: follow a final symbolic link (only
+ *  for the admin's own configuration files, which sites often link to a
+ *  shared directory; everything else refuses it). */
+enum { NGI_FILE_FOLLOW = 1u << 0 };
+struct stat;
+/** Open @p path (relative to @p dfd, or AT_FDCWD) read-only with
+ *  O_NONBLOCK|O_CLOEXEC|O_NOCTTY and O_NOFOLLOW unless @p flags has
+ *  NGI_FILE_FOLLOW; regular files only (EINVAL otherwise): a FIFO planted
+ *  under the name never blocks. Its fstat into @p st when given. fd or -1. */
+int ngi_open_regular_at(int dfd, const char *path, unsigned flags, struct stat *st);
+/** ngi_open_regular_at(AT_FDCWD, path, 0, NULL): for files other users may control. */
 int ngi_open_regular(const char *path);
+/** The one whole-file reader: @p path opened by ngi_open_regular_at, at
+ *  most @p max bytes, read completely into *out (malloc'd, NUL-terminated;
+ *  its length in *len, its fstat in *st when given). 0, or -1 with the
+ *  reason in @p why ("a symbolic link (refused)", "not a regular file",
+ *  "larger than N bytes", strerror). */
+int ngi_read_regular_at(int dfd, const char *path, unsigned flags, size_t max, char **out,
+                        size_t *len, struct stat *st, char *why, size_t whylen);
 /** Bounded read of a /proc or cgroup file through ngi_open_regular (at most
  *  len-1 bytes, NUL added): the count, or -1 with errno. */
 long ngi_read_bounded(const char *path, char *buf, size_t len);

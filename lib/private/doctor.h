@@ -3,15 +3,16 @@
  *
  * Layers inside lib/doctor/ (each file calls only the ones above it):
  *   report.c     the report's storage: checks, findings, evidence
- *   run.c        external commands, bounded in time and output
- *   files.c      bounded reads of admin files, Slurm's key=value files,
- *                plugstack.conf lines
+ *   tools.c      the external tools, each run once under the run's deadline
+ *   files.c      Slurm's key=value files (Include bounded, '\\' joined),
+ *                plugstack.conf lines (include bounded)
  *   elf.c        the Slurm release a plugin was built for (its ELF file)
  *   vendor.c     what nvidia-smi, rocm-smi and `slurmd -G` print, parsed
  *   ch_pci.c     GPU and NIC locality: hwloc against sysfs
  *   ch_gpu.c     the drivers' and vendor tools' views of the GPUs
  *   ch_slurm.c   slurm.conf's node line, TaskPlugin, cgroup.conf
- *   ch_gres.c    gres.conf by the plugin's rules, slurmd -G
+ *   ch_gres.c    gres.conf by the plugin's rules, NVML for AutoDetect, slurmd -G
+ *   ch_cores.c   gres.conf Cores= against each GPU's locality (Slurm's indices)
  *   ch_plugin.c  plugstack.conf, the plugin file, its arguments, its release
  *   ch_kernel.c  memory-policy modes, cgroups, SMT, CPUs, memory-only nodes
  *   ch_cache.c   the topology cache
@@ -20,9 +21,11 @@
 #ifndef NGI_DOCTOR_H
 #define NGI_DOCTOR_H
 
+#include <fcntl.h>
 #include <limits.h>
 
 #include "base.h"
+#include "gpu.h"
 #include "sysops.h"
 
 #ifndef PATH_MAX
@@ -65,17 +68,24 @@ void ngi_doctor_report_free(ng_doctor_report *r);
 
 /* ---- files.c ---- */
 
-/** Read an admin file (regular, opened O_NONBLOCK: a FIFO never blocks)
- *  of at most @p max bytes into *out (malloc'd, NUL-terminated; its length
- *  in *len when @p len is given). 0, or -1 with the reason in @p why. */
-int ngi_doctor_read(const char *path, size_t max, char **out, size_t *len, char *why,
-                    size_t whylen);
+/** Read an admin file (the library's regular-file reader: O_NONBLOCK, a
+ *  final symlink followed, regular files only) of at most @p max bytes. */
+#define NGI_DOCTOR_READ(path, max, out, len, why, whylen)                                 \
+    ngi_read_regular_at(AT_FDCWD, (path), NGI_FILE_FOLLOW, (max), (out), (len), NULL, (why), \
+                        (whylen))
+/** The Include limits: nesting depth, files and bytes read in all. */
+#define NGI_CONF_INCLUDE_DEPTH 8
+#define NGI_CONF_INCLUDE_FILES 64
 /** Replace each "Include PATTERN" line of slurm.conf text *text (read
- *  from @p path) by the files it names (glob; relative to slurm.conf's
- *  directory; nested at most 2 deep; in all at most @p max bytes), as
- *  slurmd reads them. Unreadable includes are left out. 0, or -1 when out
- *  of memory (*text unchanged). */
-int ngi_conf_includes(char **text, const char *path, size_t max);
+ *  from @p path) by the files it names (glob, in order; relative to
+ *  slurm.conf's directory), as slurmd reads them, and join '\\'
+ *  continuation lines. Bounded: nested at most NGI_CONF_INCLUDE_DEPTH deep,
+ *  at most NGI_CONF_INCLUDE_FILES files and @p max bytes in all; the first
+ *  limit reached stops the reading (no glob after it) and is named in
+ *  @p limit ("" when none was). Unreadable includes are left out. Linear in
+ *  what is read. 0, or -1 when out of memory (*text unchanged). */
+int ngi_conf_includes(char **text, const char *path, size_t max, char *limit,
+                      size_t limitlen);
 /** Value of the last top-level "Key=Value" line of a Slurm config text
  *  (key case-insensitive, '#' comments, quotes stripped); 0 or -1. */
 int ngi_conf_value(const char *text, const char *key, char *out, size_t len);
@@ -95,6 +105,7 @@ typedef struct ngi_plugstack {
     char *argv[64];            /**< its arguments (malloc'd) */
     char where[PATH_MAX + 16]; /**< "file:line" of the first one */
     unsigned files;            /**< plugstack files read */
+    char limit[PATH_MAX + 96]; /**< "" or which include limit stopped the reading */
 } ngi_plugstack;
 /** Read plugstack.conf @p path; relative plugin paths are searched in
  *  @p plugin_dirs (colon list, may be NULL). 0, or -1 with @p why. */
@@ -149,21 +160,56 @@ uint32_t ngi_slurm_version_parse(const char *text);
 
 /* ---- the checks (ch_*.c) ---- */
 
+/** The external tools, each run at most once per run (tools.c). */
+typedef enum ngi_tool_id {
+    NGI_TOOL_SMI_Q,
+    NGI_TOOL_SMI_TOPO,
+    NGI_TOOL_NVML,
+    NGI_TOOL_ROCM,
+    NGI_TOOL_SLURMD_G,
+    NGI_TOOL_SLURMD_V,
+    NGI_TOOL_SRUN_V,
+    NGI_TOOL_COUNT
+} ngi_tool_id;
+
+typedef struct ngi_tool_run {
+    int ran;                       /**< asked for once (res or skip below) */
+    int skipped;                   /**< not started: why in skip */
+    char skip[160];
+    ngi_cmd res;
+} ngi_tool_run;
+
 /** What every check reads: the run's inputs and what was loaded once. */
 typedef struct ngi_doctor_ctx {
     const ngi_sys_ops *sys;
     ng_doctor_report *r;
     const char *fsroot;            /**< NULL = "/" */
     int live;                      /**< fsroot is "/" (NVML, the kernel probe apply) */
-    unsigned timeout_ms;
+    unsigned timeout_ms;           /**< one tool's limit */
+    unsigned deadline_ms;          /**< the whole run's limit */
+    unsigned long long deadline;   /**< when it ends (monotonic ms) */
+    ngi_tool_run tools[NGI_TOOL_COUNT];
     char node[256];
     char slurm_conf[PATH_MAX];
-    char *slurm_text;              /**< slurm.conf, NULL when unreadable */
+    char *slurm_text;              /**< slurm.conf with its includes, NULL when unreadable */
     char slurm_why[256];
+    char slurm_limit[PATH_MAX + 128]; /**< "" or which Include limit stopped the reading */
+    char *cgroup_text;             /**< cgroup.conf, NULL when unreadable */
+    char cgroup_why[256];
     char gres_conf[PATH_MAX];
+    int gres_exists;               /**< a file is there (lstat) */
+    struct ngi_gres_conf *gres;    /**< gres.conf parsed once for the node, or NULL */
+    char gres_why[512];            /**< why it did not parse */
+    int gres_other_nodes;          /**< the failure is "no record names this node" */
+    ngi_gres_summary gsum;         /**< its records (valid when gres) */
+    ng_gres_order gorder;          /**< the plugin's index order */
+    int gorder_ok;
+    char gorder_why[512];
     char plugstack[PATH_MAX];
     char cgroup_conf[PATH_MAX];
     char cache_dir[PATH_MAX];      /**< "" = topology_cache=off */
+    char cache_why[512];           /**< why the load did not use the cache ("" = it did / not tried) */
+    int cache_tried;               /**< the topology load tried the cache */
     char topology[PATH_MAX];       /**< XML judged instead of live ("" = none) */
     int plugin_topology;           /**< it is the plugin's topology= (no cache read) */
     ngi_plugstack ps;
@@ -175,6 +221,30 @@ typedef struct ngi_doctor_ctx {
     ng_topology *topo;             /**< NULL when it did not load */
     char topo_why[512];
 } ngi_doctor_ctx;
+
+/* ---- tools.c ---- */
+
+unsigned long long ngi_doctor_now_ms(void);
+/** Tool @p id's result: run on the first call (bounded by the per-tool and
+ *  the whole-run limit), the same result after; NULL when it was not run
+ *  (the run's limit, or its program hung before: ngi_doctor_tool_describe
+ *  says which). */
+const ngi_cmd *ngi_doctor_tool(ngi_doctor_ctx *x, ngi_tool_id id);
+/** How tool @p id ended, one phrase ("did not answer within 10 s ...",
+ *  "not run: ..."). */
+void ngi_doctor_tool_describe(const ngi_doctor_ctx *x, ngi_tool_id id, char *buf, size_t len);
+/** 1 when tool @p id ran and exited 0 in time. */
+int ngi_doctor_tool_ok(const ngi_doctor_ctx *x, ngi_tool_id id);
+void ngi_doctor_tools_free(ngi_doctor_ctx *x);
+
+/** NVML on this host (ch_gpu.c; the probe runs once): 1 loaded and
+ *  initialised, 0 not (the loader's or NVML's message in @p why), -1 the
+ *  probe did not answer. */
+int ngi_doctor_nvml(ngi_doctor_ctx *x, char *why, size_t len);
+/** slurm.conf's gpu count for the node (ch_gres.c): the sum of its
+ *  gpu[:type]:N entries of Gres=, the text in @p text. 0, or -1 when
+ *  slurm.conf gives the node no Gres=. */
+int ngi_doctor_slurm_gpus(const ngi_doctor_ctx *x, unsigned *n, char *text, size_t len);
 
 /** "<fsroot><abs>" into @p buf; -1 if too long. */
 int ngi_doctor_path(const ngi_doctor_ctx *x, const char *abs, char *buf, size_t len);
@@ -189,6 +259,7 @@ void ngi_check_slurm_conf(ngi_doctor_ctx *x);
 void ngi_check_task_plugin(ngi_doctor_ctx *x);
 void ngi_check_cgroup_conf(ngi_doctor_ctx *x);
 void ngi_check_gres(ngi_doctor_ctx *x);
+void ngi_check_gres_cores(ngi_doctor_ctx *x);
 void ngi_check_slurmd_gres(ngi_doctor_ctx *x);
 void ngi_check_plugstack(ngi_doctor_ctx *x);
 void ngi_check_plugin_file(ngi_doctor_ctx *x);

@@ -31,6 +31,38 @@ int ngi_gres_order_from_files(ng_gres_order *out, const char *const *file_specs,
 
 /* ---- gres_conf.c ---- */
 
+/** gres.conf read and parsed once for one node (opaque). */
+typedef struct ngi_gres_conf ngi_gres_conf;
+
+/** One Name=gpu record that applies to the node. */
+typedef struct ngi_gres_rec {
+    char *file;              /**< File= or MultipleFiles= value, or NULL */
+    int multiple;            /**< MultipleFiles=: the whole list is one GPU */
+    unsigned long count;     /**< Count=, 0 if not given */
+    char *cores;             /**< Cores= (else CPUs=) as written, or NULL */
+    const char *cores_key;   /**< "Cores" or "CPUs" (static) */
+    unsigned line;           /**< its (first) line in the file */
+} ngi_gres_rec;
+
+/** Read gres.conf @p path (the library's regular-file reader: a final
+ *  symlink followed, never blocking) and parse the records that apply to
+ *  @p node (NULL: every record): NodeName= hostlists, '\\' continuations,
+ *  '#' comments. 0 with *out (free with ngi_gres_conf_free), or -1 with the
+ *  parser's line in @p err. */
+int ngi_gres_conf_load(const char *path, const char *node, ngi_gres_conf **out, char *err,
+                       size_t errlen);
+void ngi_gres_conf_free(ngi_gres_conf *c);
+/** The node's gpu records, in file order. */
+unsigned ngi_gres_conf_count(const ngi_gres_conf *c);
+const ngi_gres_rec *ngi_gres_conf_rec(const ngi_gres_conf *c, unsigned i);
+/** Append the device files of record @p r (File= expanded, Count= applied,
+ *  under @p fsroot) to @p out. 0 or -1 with err. */
+int ngi_gres_rec_files(const ngi_gres_rec *r, const char *fsroot, ng_gres_order *out,
+                       char *err, size_t errlen);
+/** Slurm's index order of a loaded conf (ng_gres_order_from_conf's rule). */
+int ngi_gres_conf_order(const ngi_gres_conf *c, const char *fsroot, ng_gres_order *out,
+                        char *err, size_t errlen);
+
 /** What gres.conf says for one node, as the plugin reads it. */
 typedef struct ngi_gres_summary {
     unsigned records;          /**< Name=gpu records that apply to the node */
@@ -40,11 +72,11 @@ typedef struct ngi_gres_summary {
     ng_gres_order files;       /**< File= names (under fsroot), in the order written */
 } ngi_gres_summary;
 
-/** Read gres.conf @p path for node @p node (NULL: every record) by the
- *  rules of ng_gres_order_from_conf, before any AutoDetect merge. 0, or -1
- *  with the parser's line in @p err. Free out->files with ng_gres_order_free. */
-int ngi_gres_conf_summary(const char *path, const char *node, const char *fsroot,
-                          ngi_gres_summary *out, char *err, size_t errlen);
+/** The summary of a loaded conf, before any AutoDetect merge. 0, or -1
+ *  with err (a File= that does not expand). Free out->files with
+ *  ng_gres_order_free. */
+int ngi_gres_conf_summary(const ngi_gres_conf *c, const char *fsroot, ngi_gres_summary *out,
+                          char *err, size_t errlen);
 
 /* ---- driver.c: what the kernel and the drivers say ---- */
 
@@ -98,6 +130,11 @@ int ngi_nvml_minor_bus(unsigned minor, char bus[NG_BUSID_LEN]);
  *  not initialise. NVML may block on a hung driver: `numaguard doctor`
  *  calls this in a child process it can kill. */
 int ngi_nvml_devices(char (*bus)[NG_BUSID_LEN], int *minor, unsigned max, unsigned *n);
+/** Whether the dynamic loader finds @p soname on this host (dlopen, then
+ *  closed): 0, or -1 with the loader's message in @p why. Slurm's gpu
+ *  plugin selection dlopen()s "libnvidia-ml.so" (22.05; later releases try
+ *  "libnvidia-ml.so.1" too), the library itself loads the ".so.1" soname. */
+int ngi_nvml_load_check(const char *soname, char *why, size_t whylen);
 
 /* ---- visible.c: the environment's GPU lists ---- */
 

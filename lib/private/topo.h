@@ -184,6 +184,12 @@ int ngi_topology_nic_by_name(const ng_topology *topo, const char *name);
 int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
                          const ng_topology_options *opts, char *err, size_t errlen);
 
+/** ng_topology_load, with the reason the topology cache was not used in
+ *  @p cache_why ("" when it was, or was not tried): one read of the cache
+ *  both loads and judges it (numaguard doctor). */
+int ngi_topology_load_why(ng_topology **out, const ng_topology_options *opts, char *cache_why,
+                          size_t cwlen, char *err, size_t errlen);
+
 /** The fsroot the topology was loaded with (NULL: "/"). */
 const char *ngi_topology_fsroot(const ng_topology *topo);
 

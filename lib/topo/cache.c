@@ -250,46 +250,24 @@ fail:
 }
 
 /* Read DIRFD/NAME (regular, root's alone, no symlink, at most max bytes)
- * into a malloc'd NUL-terminated buffer. O_NONBLOCK: a FIFO planted under
- * the name must not hang slurmstepd in open(); fstat then refuses it. */
+ * into a malloc'd NUL-terminated buffer, through the library's one reader
+ * (lib/base: O_NOFOLLOW|O_NONBLOCK, so a FIFO planted under the name never
+ * hangs slurmstepd; fstat refuses it). */
 static int read_trusted(int dfd, const char *name, size_t max, char **out, size_t *out_len,
                         char *err, size_t errlen)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return ngi_fail(err, errlen, "%s: %s", name,
-                       errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
     struct stat st;
-    int rc = -1;
-    char *buf = NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !root_only(&st)) {
-        ngi_fail(err, errlen, "%s: not a regular file owned by root without group/other write",
-                name);
-        goto out;
+    char why[128];
+    if (ngi_read_regular_at(dfd, name, 0, max, out, out_len, &st, why, sizeof why) < 0)
+        return ngi_fail(err, errlen, "%s: %s", name, why);
+    if (!root_only(&st) || *out_len == 0) {
+        free(*out);
+        *out = NULL;
+        return ngi_fail(err, errlen, "%s: %s", name,
+                        *out_len ? "not a regular file owned by root without group/other write"
+                                 : "size 0 out of range");
     }
-    if (st.st_size <= 0 || (unsigned long long)st.st_size > max) {
-        ngi_fail(err, errlen, "%s: size %lld out of range", name, (long long)st.st_size);
-        goto out;
-    }
-    size_t len = (size_t)st.st_size;
-    if (!(buf = malloc(len + 1))) {
-        ngi_fail(err, errlen, "out of memory");
-        goto out;
-    }
-    size_t got = ngi_read_full(fd, buf, len);
-    if (got != len) {
-        ngi_fail(err, errlen, "%s: short read", name);
-        goto out;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    *out_len = len;
-    buf = NULL;
-    rc = 0;
-out:
-    free(buf);
-    close(fd);
-    return rc;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -77,18 +77,21 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
 /* Live discovery replaced by the node's topology cache (cache.c)
  * when it is valid: 1 loaded, 0 not (t->hw reset; the caller discovers live).
  * Flags and filters as in hw_load, so both paths give the same objects. */
-static int hw_load_cache(ng_topology *t, const ng_topology_options *o)
+static int hw_load_cache(ng_topology *t, const ng_topology_options *o, char *why,
+                         size_t whylen)
 {
     if (!o->cache_dir || !*o->cache_dir || (o->xml_path && *o->xml_path))
         return 0;
     if (hwloc_topology_init(&t->hw) < 0) {
         t->hw = NULL;
-        return 0;
+        return ngi_fail(why, whylen, "hwloc_topology_init failed"), 0;
     }
     if (ngi_hwloc_setup(t->hw, o->include_disallowed) == 0 &&
-        ngi_cache_use(t->hw, o->cache_dir, NULL, 0) == 0 &&
-        hwloc_topology_load(t->hw) == 0 && hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_PU) > 0)
-        return 1;
+        ngi_cache_use(t->hw, o->cache_dir, why, whylen) == 0) {
+        if (hwloc_topology_load(t->hw) == 0 && hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_PU) > 0)
+            return 1;
+        ngi_fail(why, whylen, "hwloc cannot load the cached XML");
+    }
     hwloc_topology_destroy(t->hw);
     t->hw = NULL;
     return 0;
@@ -156,8 +159,8 @@ static int build_views(ng_topology *t, const ng_topology_options *o,
     return 0;
 }
 
-int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
-                          const ng_topology_options *opts, char *err, size_t errlen)
+static int load(const ngi_sys_ops *sys, ng_topology **out, const ng_topology_options *opts,
+                char *cache_why, size_t cwlen, char *err, size_t errlen)
 {
     static const ng_topology_options none;
     const ng_topology_options *o = opts ? opts : &none;
@@ -172,7 +175,7 @@ int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
         free(t);
         return ngi_fail(err, errlen, "fsroot longer than %zu bytes", sizeof t->fsroot - 1);
     }
-    t->from_cache = hw_load_cache(t, o);
+    t->from_cache = hw_load_cache(t, o, cache_why, cwlen);
     if (!t->from_cache && hw_load(t, o, err, errlen) < 0) {
         ng_topology_free(t);
         return -1;
@@ -190,6 +193,20 @@ int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
     }
     *out = t;
     return 0;
+}
+
+int ngi_topology_load_sys(const ngi_sys_ops *sys, ng_topology **out,
+                          const ng_topology_options *opts, char *err, size_t errlen)
+{
+    return load(sys, out, opts, NULL, 0, err, errlen);
+}
+
+int ngi_topology_load_why(ng_topology **out, const ng_topology_options *opts, char *cache_why,
+                          size_t cwlen, char *err, size_t errlen)
+{
+    if (cwlen)
+        cache_why[0] = '\0';
+    return load(NULL, out, opts, cache_why, cwlen, err, errlen);
 }
 
 void ng_topology_free(ng_topology *t)

@@ -65,7 +65,7 @@ expect() {  # expect ID LINE DESC
 baseline
 doctor
 is "$rc" 0 "healthy node: exit 0"
-like "$out" "^26 checks: 26 OK, 0 WARN, 0 FAIL$" "healthy node: 26 checks, all OK"
+like "$out" "^27 checks: 27 OK, 0 WARN, 0 FAIL$" "healthy node: 27 checks, all OK"
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | grep -E "^(WARN|FAIL)" | sed 's/^/#   /'
 expect gpu.nvidia_smi "OK   gpu.nvidia_smi: nvidia-smi agrees: 4 GPUs, their bus ids and minors, CPU and NUMA affinity match the kernel and hwloc" \
     "nvidia-smi -q and topo -m that agree with sysfs: OK"
@@ -138,10 +138,15 @@ is "$(PATH="$BIN:$PATH" NG_FAKE_SMI_DIR=$SMI "$NG" doctor --health --slurm-conf 
     "--health prints the first FAIL as the drain reason"
 printf 'NodeName=other[01-04] Name=gpu File=/dev/nvidia[0-3]\n' >"$E/gres.plugin.conf"
 doctor
-expect slurm.gres_conf "FAIL slurm.gres_conf: gres.conf '$E/gres.plugin.conf': none of its 1 Name=gpu records names node 'xe1' (NodeName=) | placement: the plugin cannot use it: it warns in every step and reads GPU indices in PCI bus order, which need not be the order Slurm numbers the GPUs in | fix: correct the record the line names; records for this node need its Slurm name in NodeName= (a hostlist such as gpu[01-16])" \
-    "gres.conf without a record for this node (the plugin's matching): FAIL"
+expect slurm.gres_conf "FAIL slurm.gres_conf: gres.conf '$E/gres.plugin.conf': none of its 1 Name=gpu records names node 'xe1' (NodeName=) | placement: the plugin cannot use it: it warns in every step and reads GPU indices in PCI bus order, which need not be the order Slurm numbers the GPUs in | fix: add node xe1 to the NodeName= of its Name=gpu records (a hostlist such as gpu[01-16]), or give --node NAME if xe1 is not this node's Slurm name" \
+    "gres.conf without a record for this node (the plugin's matching): FAIL, the fix names the node"
 printf 'AutoDetect=nvml\nNodeName=xe[1-2] Name=gpu File=/dev/nvidia[1,3,0]\n' >"$E/gres.plugin.conf"
-doctor
+# A node whose driver NVML loads (the test's fake libnvidia-ml.so.1) and
+# whose slurmd is not asked (Debian's slurmd here has no gpu/nvml plugin).
+mkdir -p "$W/nvml" && ${CC:-cc} -shared -fPIC -o "$W/nvml/libnvidia-ml.so.1" tests/fakefs/fake_nvml.c
+out=$(PATH="$BIN:/usr/bin:/bin" LD_LIBRARY_PATH=$W/nvml NG_FAKE_SMI_DIR=$SMI "$NG" doctor \
+    --slurm-conf "$E/slurm.conf" --node xe1 --fsroot "$R" --gres-conf "$E/gres.plugin.conf" \
+    --topology "$XE" 2>&1)
 expect slurm.autodetect "WARN slurm.autodetect: AutoDetect=nvml finds $R/dev/nvidia2, which no File= names | placement: Slurm ignores it: the GPU is never given to a job | fix: add it to File= or drop File= and let AutoDetect list them" \
     "AutoDetect=nvml finding a GPU that File= leaves out: WARN"
 baseline
@@ -192,7 +197,7 @@ expect plugin.file "WARN plugin.file: $W/plug/missing/numaguard.so ($E/plugstack
     "an optional plugin that is not there: WARN"
 printf '# no numaguard here\n' >"$E/plugstack.conf"
 doctor
-expect plugin.plugstack "WARN plugin.plugstack: plugstack.conf $E/plugstack.conf (files read with its includes: 1) names no numaguard.so | placement: numaguard is not loaded on this node: srun has no --numa-policy and --omp-guard here, nothing is placed | fix: add \`required <Slurm's plugin dir>/numaguard.so\` to plugstack.conf (docs/admin-guide.md) on every node and submit host" \
+expect plugin.plugstack "WARN plugin.plugstack: plugstack.conf $E/plugstack.conf (files read with its includes: 1) names no numaguard.so | placement: numaguard is not loaded on this node: srun has no --numa-policy and --omp-guard here, nothing is placed | fix: add \`optional <Slurm's plugin dir>/numaguard.so\` to plugstack.conf (README.md, docs/admin-guide.md) on every node and submit host" \
     "plugstack.conf without numaguard: WARN"
 
 # --- the kernel (simulated through fsroot: its osrelease and sysfs) ------------
@@ -229,7 +234,7 @@ expect cache.topology "WARN cache.topology: the plugin refuses the topology cach
 # --- the health check script (tools/numaguard-healthcheck) ----------------------
 # scontrol is a stand-in here that records its arguments (the real one
 # drains a real node in tests/slurm/t-slurm-health.sh).
-printf '#!/bin/sh\nprintf "%%s\\n" "$@" >>%s/scontrol.args\n' "$W" >"$BIN/scontrol"
+printf '#!/bin/sh\n[ -z "$SLURM_CONF" ] || echo "SLURM_CONF=$SLURM_CONF" >>%s/scontrol.args\nprintf "%%s\\n" "$@" >>%s/scontrol.args\n' "$W" "$W" >"$BIN/scontrol"
 chmod 755 "$BIN/scontrol"
 printf 'NUMAGUARD=%s\nDOCTOR_ARGS="--slurm-conf %s --fsroot %s --gres-conf %s --topology %s"\n' \
     "$NG" "$E/slurm.conf" "$R" "$E/gres.plugin.conf" "$XE" >"$E/healthcheck.conf"
@@ -237,7 +242,8 @@ chmod 644 "$E/healthcheck.conf"
 hc() {
     rm -f "$W/scontrol.args"
     env -i SLURMD_NODENAME=xe1 PATH="$BIN" NG_FAKE_SMI_DIR="$SMI" NUMAGUARD=/nonexistent/numaguard \
-        NUMAGUARD_HEALTHCHECK_CONF="$E/healthcheck.conf" /bin/sh tools/numaguard-healthcheck 2>"$W/hc.err"
+        NUMAGUARD_HEALTHCHECK_CONF="$E/healthcheck.conf" /bin/sh tools/numaguard-healthcheck "$@" \
+        2>"$W/hc.err"
 }
 baseline
 hc
@@ -245,8 +251,12 @@ is "$?:$(cat "$W/scontrol.args" 2>/dev/null)" "0:" "health check on a correct no
 printf 'NodeName=xe[1-2] Name=gpu File=/dev/nvidia[1,3,0,9]\n' >"$E/gres.plugin.conf"
 hc
 is "$?:$(tr '\n' '|' <"$W/scontrol.args")" \
-    "0:update|nodename=xe1|state=drain|reason=numaguard doctor: slurm.gres_devices: gres.conf names $R/dev/nvidia9 (gres index 3), which does not exist: No such file or directory|" \
-    "health check on a node with a missing device: scontrol update nodename=xe1 state=drain reason=<doctor's first FAIL>"
+    "0:SLURM_CONF=$E/slurm.conf|update|nodename=xe1|state=drain|reason=numaguard doctor: slurm.gres_devices: gres.conf names $R/dev/nvidia9 (gres index 3), which does not exist: No such file or directory|" \
+    "health check on a node with a missing device: scontrol (with doctor's slurm.conf) update nodename=xe1 state=drain reason=<doctor's first FAIL>"
+hc --node=xe2
+is "$?:$(tr '\n' '|' <"$W/scontrol.args")" \
+    "0:SLURM_CONF=$E/slurm.conf|update|nodename=xe2|state=drain|reason=numaguard doctor: slurm.gres_devices: gres.conf names $R/dev/nvidia9 (gres index 3), which does not exist: No such file or directory|" \
+    "health check with --node=xe2 (SLURMD_NODENAME=xe1): the node doctor judged, xe2, is drained"
 chmod 666 "$E/healthcheck.conf"
 hc
 is "$?" 127 "a health check config others can write is not read (its NUMAGUARD= neither): nothing drained"
@@ -264,12 +274,12 @@ d = json.load(sys.stdin)
 c = {x["id"]: x for x in d["checks"]}
 g = c["slurm.gres_devices"]
 ev = {e["key"]: e["value"] for e in c["slurm.gres_devices"]["evidence"]}
-ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 26 and
+ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 27 and
       g["status"] == "FAIL" and g["group"] == "slurm" and "nvidia9" in g["finding"] and
       g["fix"] and ev.get(sys.argv[1] + "/dev/nvidia1") == "0000:4e:00.0" and
       all(x["status"] in ("OK", "WARN", "FAIL") for x in d["checks"]) and
       {"key": "node", "value": "xe1"} in d["inputs"])
-print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (26 checks, gres_devices FAIL with the bus id of each device file)")
+print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (27 checks, gres_devices FAIL with the bus id of each device file)")
 ' "$R" >"$W/json.tap" 2>&1 || echo "not ok - --json: not valid JSON" >>"$W/json.tap"
 emit "$W/json.tap"
 "$NG" doctor --timeout 0 >/dev/null 2>"$W/err"

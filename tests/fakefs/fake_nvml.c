@@ -11,6 +11,8 @@
  *   cc -shared -fPIC -o DIR/libnvidia-ml.so.1 tests/fakefs/fake_nvml.c
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,6 +51,10 @@ static int live;
 
 int nvmlInit_v2(void)
 {
+    /* NG_FAKE_NVML_HANG=1: a driver that never answers (doctor's limits). */
+    const char *hang = getenv("NG_FAKE_NVML_HANG");
+    while (hang && hang[0] == '1')
+        sleep(3600);
     fake_nvml_inits++;
     live++;
     return 0;

@@ -10,6 +10,9 @@
 #     checks its device files when it starts, and refuses to start without
 #     them), ng2 goes DRAIN with doctor's first FAIL as the reason, and ng1
 #     stays IDLE;
+#   - run by hand as ng1's slurmd would, with --node ng2 and --slurm-conf
+#     (no SLURM_CONF): ng2, the node doctor judged, goes DRAIN with doctor's
+#     reason through that slurm.conf, ng1 is unchanged;
 #   - every health check run ends, in bounded time, although nvidia-smi
 #     never answers (doctor kills it after --timeout) and slurmd -G waits
 #     for the missing file.
@@ -82,6 +85,29 @@ like "$out" "^OK   slurm.slurmd_gres: slurmd -G and the plugin give the same 8 G
 like "$out" "^WARN gpu.nvidia_smi: nvidia-smi -q: did not answer within 3 s \\(killed with its process group\\)" \
     "ng1: the hung nvidia-smi is a WARN"
 diag "ng1 by hand: $(printf '%s\n' "$out" | tail -1)"
+
+# --- by hand, as ng1's slurmd runs it, judging ng2 (--node, --slurm-conf) ---------
+# No SLURM_CONF in the environment: scontrol reaches this cluster only
+# through the --slurm-conf doctor was given. ng2 (the node doctor judged)
+# goes DRAIN with doctor's reason; ng1 (whose SLURMD_NODENAME it has) stays.
+bad=$NGC_DIR/gres.ng2-gone.conf
+printf 'NodeName=ng2 Name=gpu File=/dev/nvidia-gone,/dev/nvidia[1-7]\n' >"$bad"
+want2="numaguard doctor: slurm.gres_devices: gres.conf names $NGC_FSROOT/dev/nvidia-gone (gres index 0), which does not exist: No such file or directory"
+env -i SLURMD_NODENAME=ng1 NUMAGUARD="$NGT_CLI" NG_FAKE_SMI_HANG=1 \
+    PATH="$NGC_DIR/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    /bin/sh "$NGT_TOP/tools/numaguard-healthcheck" --node ng2 --slurm-conf "$NGC_CONF" \
+    --gres-conf "$bad" --timeout 3 2>"$NGC_DIR/hand.err"
+is "$?" 0 "by hand with --node ng2 --slurm-conf (no SLURM_CONF): the drain succeeds"
+is "$(state ng2)|$(reason ng2)" "drain|$want2" "--node ng2: ng2, the node doctor judged, is DRAIN with doctor's reason"
+is "$(state ng1)|$(reason ng1)" "idle|" "ng1, whose SLURMD_NODENAME the run had, is unchanged"
+grep -q "numaguard-healthcheck: draining ng2: $want2" "$NGC_DIR/hand.err"
+ok $? "the health check logged the drain of ng2"
+scontrol update nodename=ng2 state=resume
+for ((i = 0; i < 100; i++)); do
+    [ "$(state ng2)" = idle ] && break
+    sleep 0.1
+done
+is "$(state ng2)" idle "ng2 resumed (its own health check finds nothing to drain)"
 
 # --- ng2 loses a device file: DRAIN with doctor's reason -------------------------
 rm -f "$NGC_FSROOT/dev/nvidia-ng2"

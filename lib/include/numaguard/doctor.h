@@ -10,9 +10,11 @@
  * Read-only: nothing is written, no GPU is opened or changed (`slurmd -G`,
  * Slurm's own query, may refresh slurmd's hwloc_topo_whole.xml in its
  * SlurmdSpoolDir, as every slurmd start does). Files are
- * read bounded (regular files only, opened non-blocking); the vendor tools
- * (nvidia-smi, rocm-smi) and `slurmd -G` are run with a time limit (killed
- * with their process group after it) and a bound on their output. The
+ * read bounded (regular files only, opened non-blocking), each once per
+ * run; the vendor tools (nvidia-smi, NVML, rocm-smi) and `slurmd -G`/`-V`
+ * are run once each, with a time limit per tool and one for the whole run
+ * (killed after it with every process they started, found through a
+ * child-subreaper keeper and /proc) and a bound on their output. The
  * kernel's memory-policy modes are probed in a short-lived child process,
  * so the caller's own policy is never touched.
  */
@@ -84,9 +86,15 @@ typedef struct ng_doctor_options {
      *  its HealthCheckProgram), else the short host name. */
     const char *node_name;
     /** Limit for each external command in ms; 0: 10000. A command that
-     *  does not finish in time is killed with its process group and the
-     *  check says so (a second call of the same tool is then skipped). */
+     *  does not finish in time is killed with every process it started
+     *  (a setsid() child included) and the check says so (a second call
+     *  of the same tool is then skipped). */
     unsigned command_timeout_ms;
+    /** Limit for the whole run in ms; 0: 30000 (below the 40 s of
+     *  numaguard-healthcheck). Each tool gets at most what is left of it;
+     *  with under a second left, a tool is not started and its check says
+     *  so. */
+    unsigned deadline_ms;
 } ng_doctor_options;
 
 /** Opaque: the checks of one run, in a fixed order. */
@@ -97,8 +105,9 @@ typedef struct ng_doctor_report ng_doctor_report;
  * a FAIL in the report). On success *out is a report the caller frees
  * with ng_doctor_free(); -1 (err says why) only when the report cannot be
  * built at all (out of memory, a path longer than PATH_MAX). Takes a few
- * milliseconds plus the external commands (bounded: at most three tools
- * of options->command_timeout_ms each). Thread-safe on distinct reports;
+ * milliseconds plus the external commands (bounded: each by
+ * options->command_timeout_ms, all together by options->deadline_ms).
+ * Thread-safe on distinct reports;
  * it forks, so call it where forking is safe.
  */
 int ng_doctor_run(ng_doctor_report **out, const ng_doctor_options *options, char *err,

@@ -57,6 +57,14 @@ typedef struct ng_gres_order {
 int ng_gres_order_from_conf(ng_gres_order *out, const char *gres_conf_path,
                             const char *node_name, const char *fsroot,
                             char *err, size_t errlen);
+/**
+ * The gres.conf the plugin reads (one rule for the plugin and doctor):
+ * @p plugin_arg (plugstack.conf's gres_conf=) when given; else gres.conf
+ * beside @p slurm_conf when that is an absolute path (slurmstepd's
+ * SLURM_CONF, or the slurm.conf doctor judges); else /etc/slurm/gres.conf.
+ * 0, or -1 when it does not fit in @p len.
+ */
+int ng_gres_conf_path(const char *plugin_arg, const char *slurm_conf, char *buf, size_t len);
 /** Free the device list of @p order and zero it (safe on a zeroed order). */
 void ng_gres_order_free(ng_gres_order *order);
 

@@ -12,6 +12,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void test_smi_topo(void)
 static char *slurp(const char *path)
 {
     char *buf = NULL, why[128];
-    if (ngi_doctor_read(path, 1u << 20, &buf, NULL, why, sizeof why) < 0)
+    if (NGI_DOCTOR_READ(path, 1u << 20, &buf, NULL, why, sizeof why) < 0)
         tap_diag("%s: %s", path, why);
     return buf;
 }
@@ -107,6 +108,17 @@ static void test_slurmd_gres(void)
            !strcmp(o.device_files[2], "/dev/nvidia3"),
        "slurmd -G (24.11 style): records follow their Index, other gres ignored");
     ng_gres_order_free(&o);
+    /* One gres.conf record per GPU (DeepOps, gres.conf(5)): slurmd 22.05
+     * prints Index=0 on each, in gres.conf order (captured from slurmd -G). */
+    const char *per_gpu = "slurmd-xe1: Gres Name=gpu Type=(null) Count=1 Index=0 ID=7696487 "
+                          "File=/dev/nvidia1 (null)\n"
+                          "slurmd-xe1: Gres Name=gpu Type=(null) Count=1 Index=0 ID=7696487 "
+                          "File=/dev/nvidia3 (null)\n";
+    ok(ngi_slurmd_gres_parse(per_gpu, &o, why, sizeof why) == 0 && o.count == 2 &&
+           !strcmp(o.device_files[1], "/dev/nvidia3"),
+       "slurmd -G (22.05), one record per GPU, Index=0 on each: gres.conf order (%s)",
+       o.count ? o.device_files[0] : why);
+    ng_gres_order_free(&o);
     ok(ngi_slurmd_gres_parse("slurmd: Gres Name=gpu Count=2 Index=0 ID=1 File=(null)", &o, why,
                              sizeof why) < 0 &&
            strstr(why, "no File="),
@@ -143,7 +155,7 @@ static void test_elf(void)
     ok(ngi_elf_u32_symbol(path, "no_such_symbol", &v, why, sizeof why) < 0 &&
            strstr(why, "no dynamic symbol"),
        "a symbol the plugin lacks: '%s'", why);
-    ngi_doctor_read(path, 64u << 20, &buf, &len, why, sizeof why);
+    NGI_DOCTOR_READ(path, 64u << 20, &buf, &len, why, sizeof why);
     unsigned bad = 0, tries = 0;
     srand(20);
     for (size_t cut = 0; buf && cut < len; cut += len / 97 + 1, tries++)
@@ -168,6 +180,33 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Processes whose command line is exactly @p want (arguments joined by
+ * spaces): the ones a test's command left running. */
+static int count_cmdline(const char *want)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[256];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t k = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[k] = '\0';
+        for (size_t i = 0; k && i < k - 1; i++)
+            if (!buf[i])
+                buf[i] = ' ';
+        n += k && !strcmp(buf, want);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static void test_run(void)
 {
     ngi_cmd res;
@@ -187,6 +226,24 @@ static void test_run(void)
     ngi_run_bounded(three, 5000, 1000, &res);
     ok(res.exit_status == 3 && res.out && !strcmp(res.out, "out\nerr\n"),
        "exit status and both outputs kept");
+    ngi_cmd_free(&res);
+    /* A child that leaves the process group (setsid) and keeps the output
+     * open: killed too, found through the keeper (a child subreaper). */
+    char *escape[] = {"sh", "-c", "setsid sleep 31.25 & sleep 31.25", NULL};
+    t0 = now_s();
+    ngi_run_bounded(escape, 300, 4096, &res);
+    t = now_s() - t0;
+    ok(res.timed_out && t < 5 && count_cmdline("sleep 31.25") == 0,
+       "a hung command with a setsid() child: both killed after 300 ms (%.2f s), none left", t);
+    ngi_cmd_free(&res);
+    char *daemon[] = {"sh", "-c", "setsid sleep 31.5 & echo started", NULL};
+    t0 = now_s();
+    ngi_run_bounded(daemon, 5000, 4096, &res);
+    t = now_s() - t0;
+    ok(!res.timed_out && res.exit_status == 0 && res.out && !strcmp(res.out, "started\n") &&
+           t < 3 && count_cmdline("sleep 31.5") == 0,
+       "a command that exits leaving a setsid() child on its output: answered at once "
+       "(%.2f s, not the 5 s limit), the child killed", t);
     ngi_cmd_free(&res);
     char *none[] = {"no-such-program-numaguard", NULL};
     ok(ngi_run_bounded(none, 1000, 100, &res) < 0 && res.not_found,
@@ -261,11 +318,50 @@ static void test_includes(void)
     char *text = strdup("TaskPlugin=task/affinity\nInclude nodes.conf\nInclude missing.conf\n"
                         "PartitionName=p Nodes=ALL\n");
     snprintf(path, sizeof path, "%s/slurm.conf", dir);
-    int rc = ngi_conf_includes(&text, path, 1u << 20);
+    char limit[PATH_MAX + 128];
+    int rc = ngi_conf_includes(&text, path, 1u << 20, limit, sizeof limit);
     ok(rc == 0 && ngi_conf_node_value(text, "gpu03", "Gres", v, sizeof v) == 1 &&
-           !strcmp(v, "gpu:4") && strstr(text, "\nPartitionName=p") && !strstr(text, "Include"),
+           !strcmp(v, "gpu:4") && strstr(text, "\nPartitionName=p") && !strstr(text, "Include") &&
+           !limit[0],
        "slurm.conf Include: the node line of nodes.conf is read, a missing include left out");
     free(text);
+    /* A '\' continuation, as slurmd reads it. */
+    text = strdup("NodeName=gpu[01-04] CPUs=64 \\\n    Gres=gpu:8\nTaskPlugin=task/cgroup\n");
+    rc = ngi_conf_includes(&text, path, 1u << 20, limit, sizeof limit);
+    ok(rc == 0 && ngi_conf_node_value(text, "gpu02", "Gres", v, sizeof v) == 1 &&
+           !strcmp(v, "gpu:8") && ngi_conf_value(text, "TaskPlugin", v, sizeof v) == 0,
+       "slurm.conf '\\' continuation: Gres= on the continued line belongs to the node line");
+    free(text);
+    /* A file that includes itself: stopped at the depth limit, which is named. */
+    snprintf(path, sizeof path, "%s/loop.conf", dir);
+    f = fopen(path, "w");
+    fprintf(f, "Include loop.conf\nTaskPlugin=task/affinity\n");
+    fclose(f);
+    text = strdup("Include loop.conf\n");
+    snprintf(path, sizeof path, "%s/slurm.conf", dir);
+    rc = ngi_conf_includes(&text, path, 1u << 20, limit, sizeof limit);
+    ok(rc == 0 && strstr(limit, "Include nested deeper than 8 (an Include loop?)"),
+       "an Include loop: stopped, the limit named ('%s')", limit);
+    free(text);
+    /* 35 KB of Include lines naming a file that holds as many: the file
+     * limit stops it, with no glob after it, in linear time. */
+    size_t cap = 40000, len = 0;
+    char *many = malloc(cap);
+    while (many && len + 32 < cap)
+        len += (size_t)snprintf(many + len, cap - len, "Include many.conf\n");
+    snprintf(path, sizeof path, "%s/many.conf", dir);
+    f = fopen(path, "w");
+    fputs(many ? many : "", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/slurm.conf", dir);
+    double t0 = now_s();
+    rc = ngi_conf_includes(&many, path, 4u << 20, limit, sizeof limit);
+    double t = now_s() - t0;
+    ok(rc == 0 && t < 2 && (strstr(limit, "64 included files (the limit)") ||
+                            strstr(limit, "nested deeper")),
+       "35 KB of Include lines, each naming a file of as many: stopped at a limit in %.3f s "
+       "('%.60s')", t, limit);
+    free(many);
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     if (system(path) != 0)
         tap_diag("cannot remove %s", dir);
