@@ -48,7 +48,8 @@ static ngi_pkg_groups *groups_alloc(unsigned nt)
     g->k = calloc(nt, sizeof *g->k);
     g->room = calloc(nt, sizeof *g->room);
     g->capped = calloc(nt, sizeof *g->capped);
-    if (!g->of_task || !g->pkgs || !g->cap || !g->k || !g->room || !g->capped) {
+    g->released = calloc(nt, sizeof *g->released);
+    if (!g->of_task || !g->pkgs || !g->cap || !g->k || !g->room || !g->capped || !g->released) {
         ngi_plan_free_groups(g, 0);
         return NULL;
     }
@@ -67,6 +68,7 @@ void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt)
     free(g->k);
     free(g->room);
     free(g->capped);
+    free(g->released);
     free(g);
 }
 
@@ -98,15 +100,31 @@ static void build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t
             g->cap[i] += hwloc_bitmap_isset(g->pkgs[i], (unsigned)(p->units[u].pkg + 1));
 }
 
-/* Cores the step needs at level L (each GPU task at least one). */
+/* Cores the step needs at level L (each GPU task at least one; a
+ * released group's tasks L each, like CPU-only tasks). */
 static unsigned long demand(const ngi_pkg_groups *g, unsigned cpu_tasks, unsigned long L)
 {
     unsigned long d = cpu_tasks * L;
     for (unsigned i = 0; i < g->n; i++) {
-        unsigned long want = g->k[i] * L < g->cap[i] ? g->k[i] * L : g->cap[i];
+        unsigned long want = g->k[i] * L < g->cap[i] || g->released[i] ? g->k[i] * L : g->cap[i];
         d += want > g->k[i] ? want : g->k[i];
     }
     return d;
+}
+
+/* Rule 2 (docs/planner.md): a group whose packages give each of its tasks
+ * less than half of the step's even share (floor(cap / k) * 2 < cores /
+ * tasks) is released: its tasks take the even share like CPU-only tasks,
+ * nearest cores first (seat.c), memory on their GPUs' nodes (mem.c).
+ * Kept on its packages it would starve a GPU beside idle allocated cores
+ * (g4dn.metal, 6 of 24 cores on GPU 0's socket: 6 cores, 18 idle). At
+ * half or more, the package keeps it: the cores it leaves idle are said
+ * (ngi_plan_note_idle). */
+static void release_starved(const ngi_planner *p, ngi_pkg_groups *g)
+{
+    unsigned long n = p->n_units, nt = p->req->ntasks;
+    for (unsigned i = 0; i < g->n; i++)
+        g->released[i] = 2ul * (g->cap[i] / g->k[i]) * nt < n;
 }
 
 /* The water level and the sizes it gives; the +1s are left in p->extra. */
@@ -123,8 +141,8 @@ static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
     p->base = (unsigned)lo;
     p->extra = p->n_units - (unsigned)demand(g, cpu_tasks, lo);
     for (unsigned i = 0; i < g->n; i++) {
-        g->capped[i] = g->k[i] * lo >= g->cap[i];
-        g->room[i] = g->capped[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
+        g->capped[i] = !g->released[i] && g->k[i] * lo >= g->cap[i];
+        g->room[i] = g->capped[i] || g->released[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
     }
     /* A capped group shares its packages' cores: floor(cores / tasks) each
      * (at least one), and room holds its +1s, which seat.c hands out as the
@@ -155,6 +173,7 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     }
     if (rc == 0) {
         build_groups(p, g, tp, parent);
+        release_starved(p, g);
         fill(p, g, cpu_tasks);
         p->groups = g;
     } else {
@@ -167,10 +186,22 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     return rc;
 }
 
+int ngi_plan_released(const ngi_planner *p, unsigned t)
+{
+    const ngi_pkg_groups *g = p->groups;
+    return g && g->of_task[t] >= 0 && g->released[g->of_task[t]];
+}
+
+/* Kept on its packages: bound and not released. */
+static int kept(const ngi_pkg_groups *g, unsigned t)
+{
+    return g && g->of_task[t] >= 0 && !g->released[g->of_task[t]];
+}
+
 int ngi_plan_has_room(const ngi_planner *p, unsigned t)
 {
     const ngi_pkg_groups *g = p->groups;
-    if (!g || g->of_task[t] < 0)
+    if (!kept(g, t))
         return 1;
     return !g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
 }
@@ -178,20 +209,20 @@ int ngi_plan_has_room(const ngi_planner *p, unsigned t)
 int ngi_plan_group_plus(const ngi_planner *p, unsigned t)
 {
     const ngi_pkg_groups *g = p->groups;
-    return g && g->of_task[t] >= 0 && g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
+    return kept(g, t) && g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
 }
 
 void ngi_plan_take_room(ngi_planner *p, unsigned t)
 {
     ngi_pkg_groups *g = p->groups;
-    if (g && g->of_task[t] >= 0 && g->room[g->of_task[t]] > 0)
+    if (kept(g, t) && g->room[g->of_task[t]] > 0)
         g->room[g->of_task[t]]--;
 }
 
 int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom)
 {
     const ngi_pkg_groups *g = p->groups;
-    if (!g || g->of_task[t] < 0)
+    if (!kept(g, t))
         return 1;
     return hwloc_bitmap_isset(g->pkgs[g->of_task[t]], (unsigned)(p->doms[dom].pkg + 1));
 }

@@ -263,7 +263,9 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, in
         rank br = {0, 0, 0, 0};
         unsigned bopts = 0;
         for (unsigned i = 0; i < nc; i++) {
-            if (!c[i].need)
+            /* Released tasks (rule 2) wait for the kept ones' spill inside
+             * their packages, then take the nearest cores left. */
+            if (!c[i].need || (inside && ngi_plan_released(p, c[i].tasks[0])))
                 continue;
             rank mine = {~0u, 2, 2, ~0u};
             int mx = -1;
@@ -367,19 +369,23 @@ static unsigned home_units(const ngi_planner *p, const comp *k, unsigned t)
 }
 
 /* A remote task (its GPU has no allowed local core) shares a home with
- * local ones: of two slices of one size, the local task takes the one with
- * more home cores (the spill goes to the task whose GPU is elsewhere). */
+ * local ones: of two slices of one size (or sizes one apart: a +1 is no
+ * task's own), the local task takes the one with more home cores (the
+ * spill goes to the task whose GPU is elsewhere). */
 static void local_first(ngi_planner *p, const comp *k, const unsigned *order)
 {
     for (unsigned a = 0; a < k->n; a++)
         for (unsigned b = 0; b < k->n; b++) {
             unsigned ta = order[a], tb = order[b];
+            unsigned sa = p->size[ta], sb = p->size[tb];
             if (p->plan->tasks[ta].gpu_remote || !p->plan->tasks[tb].gpu_remote ||
-                p->size[ta] != p->size[tb] || home_units(p, k, tb) <= home_units(p, k, ta))
+                sa > sb + 1 || sb > sa + 1 || home_units(p, k, tb) <= home_units(p, k, ta))
                 continue;
             hwloc_bitmap_t x = p->slice[ta];
             p->slice[ta] = p->slice[tb];
             p->slice[tb] = x;
+            p->size[ta] = sb;
+            p->size[tb] = sa;
         }
 }
 

@@ -204,6 +204,8 @@ typedef struct ngi_pkg_groups {
     unsigned *k;           /* per group: GPU tasks */
     unsigned *room;        /* per group: units its tasks may still take as +1s */
     int *capped;           /* per group: its packages cannot give each task the level */
+    int *released;         /* per group: too few cores there (rule 2): sized and seated
+                              like CPU-only tasks, memory still on its GPUs' nodes */
 } ngi_pkg_groups;
 
 typedef struct ngi_planner {
@@ -244,6 +246,9 @@ unsigned ngi_plan_node_dist(const ngi_planner *p, int a, int b, int same_pkg);
  *  p->extra for the rest. 0, or -1 without memory. */
 int ngi_plan_bound_sizes(ngi_planner *p);
 void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt);
+/** 1 if GPU task @p t's package group was released (rule 2: its packages
+ *  hold less than half its even share). */
+int ngi_plan_released(const ngi_planner *p, unsigned t);
 /** 1 if task @p t may take one more unit as a +1 (always, when not bound). */
 int ngi_plan_has_room(const ngi_planner *p, unsigned t);
 void ngi_plan_take_room(ngi_planner *p, unsigned t);

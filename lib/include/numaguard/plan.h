@@ -63,7 +63,13 @@ typedef struct ng_task_plan {
     const unsigned *nics;
     unsigned n_net_env;
     const ng_net_env *net_env;
+    /** 1 if its GPU's package(s) held less than half its even share of the
+     *  step's cores: it took the even share beyond them, nearest first,
+     *  memory still on its GPU's node(s) (docs/planner.md, rule 2). */
+    int widened;
 } ng_task_plan;
+/** ng_task_plan has the member widened (planner v4). */
+#define NG_PLAN_HAS_WIDENED 1
 
 /** Opaque: the per-task plans of one step on one node, with warnings.
  *  Immutable once computed: readable from several threads at once. */
