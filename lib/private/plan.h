@@ -323,8 +323,10 @@ int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s
 const char *ngi_cut_family_name(int family);
 
 /* why.c (above plan.c: it plans alternatives again with ng_plan_compute):
- * one sentence per task for ng_plan_explain (explain.c). */
-#define NGI_WHY_ALTS 12
+ * the lines of each task for ng_plan_explain (explain.c). */
+#define NGI_WHY_ALTS 12       /* plans kept (distinct -c / modifiers) */
+#define NGI_WHY_TASK_ALTS 4   /* alternatives offered per task */
+#define NGI_WHY_LINE 100      /* every line at most this long */
 typedef struct ngi_why {
     const ng_topology *topo;
     const ng_plan_request *req;
@@ -340,11 +342,23 @@ typedef struct ngi_why {
         ng_plan *plan;             /* NULL: could not be planned */
     } alts[NGI_WHY_ALTS];
 } ngi_why;
-/** Task @p t's sentence into @p buf. */
-void ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len);
+
+/** One task's alternatives as why.c finds them (explain.c keeps them). */
+typedef struct ngi_why_alt {
+    char opt[24], val[96];        /* the plan argument pair */
+    char says[NGI_WHY_LINE + 1];
+    char *cpus;                   /* malloc'd list */
+    hwloc_bitmap_t mems;
+} ngi_why_alt;
+
+/** Task @p t's lines into @p buf ('\n'-separated), its alternatives into
+ *  @p alts (at most NGI_WHY_TASK_ALTS; returns how many). */
+unsigned ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len, ngi_why_alt *alts);
 /** The units (indices into w->p->units) of task @p t of @p plan. */
 void ngi_why_units(const ngi_planner *p, const ng_plan *plan, unsigned t, hwloc_bitmap_t out);
 void ngi_why_free(ngi_why *w);
+/** Plain words for a cut family ("one NUMA node per task"). */
+const char *ngi_why_family_words(const char *family);
 
 /* mem.c */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);
