@@ -8,15 +8,13 @@
 
 void why_terms_text(const ng_task_terms *x, int gpu, char *buf, size_t len)
 {
-    char off[96] = "";
+    char off[64] = "";
     if (x->off_cores)
-        snprintf(off, sizeof off, ", %u off its %s (distance up to %u)", x->off_cores,
-                 gpu ? "GPU's node" : "main node", x->off_distance);
-    snprintf(buf, len, "%u core%s, effective %.1f, main node %d%s; %u NUMA node%s, %u CPU "
-             "group%s, %u package%s", x->cores, x->cores == 1 ? "" : "s", x->effective,
-             x->main_node, off, x->nodes,
-             x->nodes == 1 ? "" : "s", x->groups, x->groups == 1 ? "" : "s", x->packages,
-             x->packages == 1 ? "" : "s");
+        snprintf(off, sizeof off, "; %u off %s", x->off_cores,
+                 gpu ? "its GPU's node" : "the node holding most");
+    snprintf(buf, len, "%u core%s, %.1f effective; %u NUMA node%s, %u CPU group%s, %u socket%s%s",
+             x->cores, x->cores == 1 ? "" : "s", x->effective, x->nodes, x->nodes == 1 ? "" : "s",
+             x->groups, x->groups == 1 ? "" : "s", x->packages, x->packages == 1 ? "" : "s", off);
 }
 
 void why_terms_json(json_out *j, const ng_task_terms *x, const char *note)

@@ -228,36 +228,25 @@ int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom)
 }
 
 /* Idle allocated cores while GPU tasks were kept on their packages: said
- * in every GPU task's note (the verbose line, plan --explain), with the -c
- * that would spread the tasks over them (every task the even share of the
- * allocation, as a size). */
+ * in every kept GPU task's note (the verbose line, plan --explain); the
+ * plan's warning names the options that would use them (plan.c). A
+ * widened task's note says why it left its GPU's socket. */
 void ngi_plan_note_idle(ngi_planner *p)
 {
     if (!p->groups)
         return;
-    unsigned idle = 0, nt = p->req->ntasks, smallest = ~0u;
-    hwloc_bitmap_t pk = hwloc_bitmap_alloc();
-    for (unsigned u = 0; pk && u < p->n_units; u++)
-        if (!hwloc_bitmap_isset(p->used, u)) {
-            idle++;
-            hwloc_bitmap_set(pk, (unsigned)(p->units[u].pkg < 0 ? 0 : p->units[u].pkg));
-        }
-    for (unsigned t = 0; t < nt; t++)
-        if (p->home[t] && p->size[t] < smallest)
-            smallest = p->size[t];
-    if (idle && pk) {
-        char list[64], c[96] = "";
-        ng_list_format(pk, list, sizeof list);
-        unsigned even = p->n_units / nt, smt = p->max_smt ? p->max_smt : 1;
-        if (even > smallest)
-            snprintf(c, sizeof c, "--cpus-per-task %u or ", even * smt);
-        snprintf(p->plan->note, sizeof p->plan->note,
-                 "kept on its GPU's package: %u allocated core%s on package%s %s stay%s idle; "
-                 "%sthe --numa-policy modifier wide would use them", idle, idle > 1 ? "s" : "",
-                 hwloc_bitmap_weight(pk) > 1 ? "s" : "", list, idle > 1 ? "" : "s", c);
-        for (unsigned t = 0; t < nt; t++)
-            if (p->home[t])
-                p->plan->tasks[t].note = p->plan->note;
+    unsigned idle = 0, nt = p->req->ntasks;
+    for (unsigned u = 0; u < p->n_units; u++)
+        idle += !hwloc_bitmap_isset(p->used, u);
+    snprintf(p->plan->note, sizeof p->plan->note,
+             "kept on its GPU's socket: %u allocated core%s idle on other sockets", idle,
+             idle == 1 ? "" : "s");
+    snprintf(p->plan->note_widened, sizeof p->plan->note_widened,
+             "widened: its GPU's socket holds under half its even share; memory on its GPU's node");
+    for (unsigned t = 0; t < nt; t++) {
+        if (ngi_plan_released(p, t))
+            p->plan->tasks[t].note = p->plan->note_widened;
+        else if (p->home[t] && idle)
+            p->plan->tasks[t].note = p->plan->note;
     }
-    hwloc_bitmap_free(pk);
 }

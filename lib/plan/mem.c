@@ -47,7 +47,7 @@ static void all_nodes(const ngi_planner *p, int cpuless, hwloc_bitmap_t out)
 static void memory_units(const ngi_planner *p, unsigned t, hwloc_bitmap_t out)
 {
     hwloc_bitmap_copy(out, p->slice[t]);
-    if (!p->home[t] || !ngi_plan_released(p, t))
+    if (!p->home || !p->home[t] || !ngi_plan_released(p, t))
         return;
     hwloc_bitmap_and(out, out, p->home[t]);
     if (hwloc_bitmap_iszero(out))

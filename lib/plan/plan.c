@@ -232,11 +232,9 @@ static void warn_idle(ngi_planner *p)
     char c[64] = "";
     if (by_c || !by_wide)
         snprintf(c, sizeof c, "--cpus-per-task %u", even * smt);
-    ngi_plan_warn(p->plan, "%u allocated core%s idle%s: %s%s%s would use %s", idle,
-                  idle == 1 ? " stays" : "s stay",
-                  by_wide ? " (GPU tasks kept on their GPU's socket)" : "",
-                  by_wide ? "the --numa-policy modifier wide" : "", by_wide && *c ? " or " : "", c,
-                  idle == 1 ? "it" : "them");
+    ngi_plan_warn(p->plan, "%u allocated core%s idle: %s%s%s would use %s", idle,
+                  idle == 1 ? " stays" : "s stay", c, by_wide && *c ? " or " : "",
+                  by_wide ? "the modifier wide" : "", idle == 1 ? "it" : "them");
 }
 
 static int plan_steps(ngi_planner *p, char *err, size_t errlen)

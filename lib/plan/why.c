@@ -313,7 +313,7 @@ static void split(const ngi_why *w, unsigned t, sbuf *b)
     const ng_plan_cut *c = &w->cuts[x->cut];
     if (c->n_tasks < 2 || c->chosen < 0)
         return;
-    line(b, "the %u cores were split among %u tasks %s", c->cores, c->n_tasks,
+    line(b, "the %u cores were split among %u tasks, %s", c->cores, c->n_tasks,
          ngi_why_family_words(c->candidates[c->chosen].family));
     line(b, "that split won by %s", c->decided);
 }
@@ -397,7 +397,8 @@ static void gpu_alternatives(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts,
     hwloc_bitmap_t doms = hwloc_bitmap_alloc(), gd = hwloc_bitmap_alloc();
     char val[96];
     gpu_doms(w, t, gd);
-    if (ng_plan_task(w->plan, t)->note)
+    if (ng_plan_task(w->plan, t)->note && !ng_plan_task(w->plan, t)->widened &&
+        idle_in(w, w->plan))
         idle_kept(w, t, b, alts, n);
     unsigned k = home_share(w, t);
     const ng_plan *a = x->off_cores && k && k < x->cores ? alt(w, k * smt, mods) : NULL;

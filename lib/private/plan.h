@@ -190,7 +190,8 @@ struct ng_plan {
     char warnings[NGI_MAX_WARNINGS][256];
     ngi_cut_record *cuts;    /* the cuts made, in order (explain.c) */
     unsigned n_cuts;
-    char note[256];          /* ng_task_plan.note of GPU tasks (bound.c) */
+    char note[256];          /* ng_task_plan.note of GPU tasks kept (bound.c) */
+    char note_widened[128];  /* ... and of widened ones */
     ngi_sizing sizing;       /* how the sizes were set (explain.c) */
     ngi_task_sizing *tsz;    /* per task (explain.c) */
 };

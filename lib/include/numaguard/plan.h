@@ -50,7 +50,8 @@ typedef struct ng_task_plan {
     int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
     /** What the slice alone does not say, for the verbose line (NULL if
      *  nothing): a GPU task kept on its GPU's package while allocated cores
-     *  elsewhere stay idle, and the -c or modifier that would use them. */
+     *  elsewhere stay idle (the plan's warning names the -c or modifier
+     *  that would use them), or widened beyond it (rule 2). */
     const char *note;
     /** The node of mem_nodes listed first (OS index), -1 if none: for
      *  prefer its GPU's node, else (and for local) the node holding most of

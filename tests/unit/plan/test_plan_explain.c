@@ -312,7 +312,7 @@ int main(void)
     pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,wide", 0}, 0,
            "--numa-policy local (no wide) would keep it on one socket: 2 cores");
     pinned("juwels-booster-4xa100-epyc7402-nps4.xml", (shape){32, 0, 0, "local", 0}, 5,
-           "the 48 cores were split among 32 tasks in task order, the +1s moved\nthat split won "
+           "the 48 cores were split among 32 tasks, in task order, the +1s moved\nthat split won "
            "by fewer CPU groups split: 0, 10 split in task order");
     pinned("r630-offline-cpus-offline-node0.xml", (shape){4, 0, 0, "local", 0}, 2,
            "5 cores: the even share of 17 allocated cores over 4 tasks, plus one left over\n"
