@@ -20,13 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int find_root(int *parent, int x)
-{
-    while (parent[x] != x)
-        x = parent[x] = parent[parent[x]];
-    return x;
-}
-
 /* Package ids (+1: a unit of no package is 0) of @units. */
 static void packages_of(const ngi_planner *p, hwloc_const_bitmap_t units, hwloc_bitmap_t out)
 {
@@ -73,31 +66,24 @@ void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt)
 }
 
 /* GPU tasks whose homes' packages overlap are one group. */
-static void build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t *tp, int *parent)
+static int build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t *tp)
 {
-    unsigned nt = p->req->ntasks;
-    for (unsigned a = 0; a < nt; a++) {
-        parent[a] = (int)a;
-        g->of_task[a] = -1;
-        for (unsigned b = 0; b < a && p->home[a]; b++)
-            if (p->home[b] && hwloc_bitmap_intersects(tp[a], tp[b]))
-                parent[find_root(parent, (int)a)] = find_root(parent, (int)b);
-    }
-    for (unsigned t = 0; t < nt; t++) {
-        if (!p->home[t])
+    int n = ngi_plan_group_tasks(p, tp, g->of_task);
+    for (int i = 0; i < n; i++)
+        if (!(g->pkgs[i] = hwloc_bitmap_alloc()))
+            return -1;
+    g->n = n < 0 ? 0 : (unsigned)n;
+    for (unsigned t = 0; n > 0 && t < p->req->ntasks; t++) {
+        int i = g->of_task[t];
+        if (i < 0)
             continue;
-        int r = find_root(parent, (int)t);
-        if (g->of_task[r] < 0) {
-            g->of_task[r] = (int)g->n;
-            g->pkgs[g->n++] = hwloc_bitmap_alloc();
-        }
-        g->of_task[t] = g->of_task[r];
-        hwloc_bitmap_or(g->pkgs[g->of_task[t]], g->pkgs[g->of_task[t]], tp[t]);
-        g->k[g->of_task[t]]++;
+        hwloc_bitmap_or(g->pkgs[i], g->pkgs[i], tp[t]);
+        g->k[i]++;
     }
     for (unsigned u = 0; u < p->n_units; u++)
         for (unsigned i = 0; i < g->n; i++)
             g->cap[i] += hwloc_bitmap_isset(g->pkgs[i], (unsigned)(p->units[u].pkg + 1));
+    return n < 0 ? -1 : 0;
 }
 
 /* Cores the step needs at level L (each GPU task at least one; a
@@ -162,8 +148,7 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     unsigned nt = p->req->ntasks, cpu_tasks = 0;
     ngi_pkg_groups *g = groups_alloc(nt);
     hwloc_bitmap_t *tp = calloc(nt, sizeof *tp);
-    int *parent = malloc(nt * sizeof *parent);
-    int rc = g && tp && parent ? 0 : -1;
+    int rc = g && tp ? 0 : -1;
     for (unsigned t = 0; rc == 0 && t < nt; t++) {
         cpu_tasks += !p->home[t];
         if (p->home[t] && (tp[t] = hwloc_bitmap_alloc()) != NULL)
@@ -171,8 +156,9 @@ int ngi_plan_bound_sizes(ngi_planner *p)
         else if (p->home[t])
             rc = -1;
     }
+    if (rc == 0)
+        rc = build_groups(p, g, tp);
     if (rc == 0) {
-        build_groups(p, g, tp, parent);
         release_starved(p, g);
         fill(p, g, cpu_tasks);
         p->groups = g;
@@ -182,7 +168,6 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     for (unsigned t = 0; tp && t < nt; t++)
         hwloc_bitmap_free(tp[t]);
     free(tp);
-    free(parent);
     return rc;
 }
 

@@ -254,7 +254,8 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         return -1;
     if (p->n_units < nt) {
         p->plan->sizing = (ngi_sizing){.units = p->n_units, .smt = p->max_smt, .shared = 1};
-        ngi_plan_share_cores(p);
+        if (ngi_plan_share_cores(p, err, errlen) < 0)
+            return -1;
     } else {
         set_sizes(p);
         if (keep_on_package(p) && ngi_plan_bound_sizes(p) < 0)

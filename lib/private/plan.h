@@ -234,6 +234,11 @@ typedef struct ngi_planner {
 /* common.c */
 void ngi_plan_warn(ng_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n);
+/** GPU tasks (p->home[t] set) whose @p sets overlap, transitively, are one
+ *  group: @p id[t] its number (in order of each group's first task), -1
+ *  for CPU-only tasks. Returns the number of groups, -1 without memory.
+ *  bound.c groups by package, seat.c by home. */
+int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id);
 
 /* domains.c: units in domain-major order, domains, distances. */
 int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
@@ -267,7 +272,8 @@ int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d)
 
 /* seat.c: GPU tasks' slices; sharing when cores are scarce. */
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
-void ngi_plan_share_cores(ngi_planner *p);
+/** With fewer cores than tasks: one core each, tasks share; -1 without memory. */
+int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen);
 /** Keep a cut's record in the plan (cut.c; without memory it is left out). */
 void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
                          const ngi_cut_trace *trace);
