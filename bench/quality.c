@@ -8,9 +8,16 @@
  *                   microseconds (one GPU per task round robin; cpu: none)
  *
  * Shapes: CPU-only (1, 2, 3, 4, 6, 8, 12, 16 tasks and 1x/2x the NUMA
- * nodes), one GPU per task with 1-8 tasks per GPU, two GPUs per task.
+ * nodes), one GPU per task with 1-8 tasks per GPU, two GPUs per task, one
+ * task on each GPU in turn; each shape also with -c as a size that fits
+ * (the even share and half of it: the exact-fit family).
  * Allocations: the whole node, the first half of the cores, a window of
- * half the cores starting at a third, every other core.
+ * half the cores starting at a third, every other core, a busy node's
+ * 3/8 to 3/4 of the cores.
+ * Planner v4 measures: exact-fit -c plans giving a task other than -c,
+ * GPU tasks below half the even share while allocated cores sit idle,
+ * plans leaving cores idle and those with a warning naming the count, and
+ * the figures outside plans with a widened GPU task.
  * Measures per plan (policy local): straddling tasks (CPUs on more than one
  * NUMA node), cross-socket straddles (more than one package), idle
  * allocated cores, GPU tasks with cores off their GPU's package (and how
@@ -45,8 +52,8 @@ typedef struct totals {
      * tasks over two packages while their GPU's package had no idle core
      * left (pkg_short) */
     unsigned long c_plans, c_short, starved, idle_plans, idle_warned, pkg_short;
-    /* plans where rule 2 releases a GPU task (docs/planner.md, computed
-     * here from the rule), and the straddles, cross-socket straddles, GPU
+    /* plans where a GPU task is widened (docs/planner.md, rule 3: this
+     * tree says which), and the straddles, cross-socket straddles, GPU
      * tasks off their socket and over two packages of all other plans */
     unsigned long r2_plans, straddles_x, cross_x, off_x, two_x, l3_x;
     double eff_share_sum, eff_share_min;
@@ -329,7 +336,7 @@ static void gpu_l3(const ng_topology *topo, const ng_plan *plan, hwloc_const_bit
     qline_free(&l);
 }
 
-/* Plans where rule 2 sends a GPU task beyond its package (docs/planner.md):
+/* Plans where a GPU task is widened beyond its package (docs/planner.md, rule 3):
  * this tree's planner says so per task (ng_task_plan.widened) and writes
  * the plans' numbers to NG_QUALITY_R2_OUT; older planners read them from
  * NG_QUALITY_R2_IN, so every planner is measured on the same plans. */
@@ -387,7 +394,7 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     if (rule2_plan(plan)) {
         one.r2_plans = 1;
         if (getenv("NG_QUALITY_VERBOSE"))
-            fprintf(stderr, "rule-2: %s nt=%u allowed %s\n", cur_name, ng_plan_task_count(plan),
+            fprintf(stderr, "widened: %s nt=%u allowed %s\n", cur_name, ng_plan_task_count(plan),
                     list_of(allowed));
     }
     else {

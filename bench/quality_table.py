@@ -62,9 +62,9 @@ def main(argv):
               f"{chain(f, 'idle_warned')} ({pct(f, 'idle_plans', 'idle_warned')}) | "
               f"{chain(f, 'starved')} |")
     print()
-    print("The same outside the plans where rule 2 sends a GPU task off its package (its GPU's")
-    print("package(s) hold less than half its even share: docs/planner.md, rule 2)")
-    print("| family | plans where rule 2 applies | straddling tasks | cross-socket straddles | "
+    print("The same outside the plans where a GPU task is widened off its package (its GPU's")
+    print("package(s) hold less than half its even share: docs/planner.md, rule 3)")
+    print("| family | plans with a widened GPU task | straddling tasks | cross-socket straddles | "
           "tasks over two L3s | GPU tasks off their GPU's socket | GPU tasks over two packages |")
     print("|---|---|---|---|---|---|---|")
     for f in fams:
