@@ -8,9 +8,16 @@
  *                   microseconds (one GPU per task round robin; cpu: none)
  *
  * Shapes: CPU-only (1, 2, 3, 4, 6, 8, 12, 16 tasks and 1x/2x the NUMA
- * nodes), one GPU per task with 1-8 tasks per GPU, two GPUs per task.
+ * nodes), one GPU per task with 1-8 tasks per GPU, two GPUs per task, one
+ * task on each GPU in turn; each shape also with -c as a size that fits
+ * (the even share and half of it: the exact-fit family).
  * Allocations: the whole node, the first half of the cores, a window of
- * half the cores starting at a third, every other core.
+ * half the cores starting at a third, every other core, a busy node's
+ * 3/8 to 3/4 of the cores.
+ * Planner v4 measures: exact-fit -c plans giving a task other than -c,
+ * GPU tasks below half the even share while allocated cores sit idle,
+ * plans leaving cores idle and those with a warning naming the count, and
+ * the figures outside plans with a widened GPU task.
  * Measures per plan (policy local): straddling tasks (CPUs on more than one
  * NUMA node), cross-socket straddles (more than one package), idle
  * allocated cores, GPU tasks with cores off their GPU's package (and how
@@ -27,6 +34,7 @@
 #include "quality.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +46,21 @@ typedef struct totals {
     unsigned long plans, tasks, straddles, cross_socket, idle, alloc_cores, gpu_tasks, off_socket,
         off_socket_free, gpu_two_pkgs, l3_tasks, l3_avoidable, mixed_plans, mixed_avoidable,
         idle_equal, gpu_l3_tasks, cpu_idle;
+    /* planner v4 (issue 26): -c exact in exact-fit plans; GPU tasks below
+     * half the even share while allocated cores sit idle; plans leaving
+     * cores idle and those of them with a warning naming the count; GPU
+     * tasks over two packages while their GPU's package had no idle core
+     * left (pkg_short) */
+    unsigned long c_plans, c_short, starved, idle_plans, idle_warned, pkg_short;
+    /* plans where a GPU task is widened (docs/planner.md, rule 3: this
+     * tree says which), and the straddles, cross-socket straddles, GPU
+     * tasks off their socket and over two packages of all other plans */
+    unsigned long r2_plans, straddles_x, cross_x, off_x, two_x, l3_x;
     double eff_share_sum, eff_share_min;
 } totals;
+
+/* The -c of the current run (0: none). */
+static unsigned cur_cpt;
 
 static unsigned cores_in(hwloc_topology_t hw, hwloc_const_bitmap_t pus)
 {
@@ -268,12 +289,20 @@ static void gpu_task(const ng_topology *topo, const ng_task_plan *tp, unsigned t
         hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
     packages_of(hw, local, pk);
     tt->gpu_tasks++;
+
     unsigned two = packages_of(hw, tp->cpus, pk2) > 1;
     tt->gpu_two_pkgs += two;
     if (two && verbose)
-        fprintf(stderr, "two-packages: %s nt=%u task %u gpus %u allowed %s\n", cur_name, nt, t,
-                tp->n_gpus, list_of(allowed));
+        fprintf(stderr, "two-packages: %s nt=%u -c %u task %u gpus %u allowed %s\n", cur_name, nt,
+                cur_cpt, t, tp->n_gpus, list_of(allowed));
     int off = !hwloc_bitmap_isincluded(tp->cpus, pk);
+    {
+        hwloc_bitmap_t a = hwloc_bitmap_alloc();
+        hwloc_bitmap_and(a, pk, allowed);
+        /* over two packages while its GPU's package(s) had no idle core left */
+        tt->pkg_short += two && hwloc_bitmap_isincluded(a, used);
+        hwloc_bitmap_free(a);
+    }
     tt->off_socket += off;
     /* ... while its package still had allocated cores nobody used */
     hwloc_bitmap_and(pk, pk, allowed);
@@ -307,8 +336,83 @@ static void gpu_l3(const ng_topology *topo, const ng_plan *plan, hwloc_const_bit
     qline_free(&l);
 }
 
+/* Plans where a GPU task is widened beyond its package (docs/planner.md, rule 3):
+ * this tree's planner says so per task (ng_task_plan.widened) and writes
+ * the plans' numbers to NG_QUALITY_R2_OUT; older planners read them from
+ * NG_QUALITY_R2_IN, so every planner is measured on the same plans. */
+static unsigned long plan_no;
+static unsigned char *r2_in;
+static size_t r2_in_n;
+static FILE *r2_out;
+
+static void r2_load(void)
+{
+    const char *in = getenv("NG_QUALITY_R2_IN"), *out = getenv("NG_QUALITY_R2_OUT");
+    FILE *f = in ? fopen(in, "r") : NULL;
+    unsigned long k;
+    while (f && fscanf(f, "%lu", &k) == 1) {
+        if (k >= r2_in_n) {
+            size_t n = (k + 1) * 2;
+            r2_in = realloc(r2_in, n);
+            memset(r2_in + r2_in_n, 0, n - r2_in_n);
+            r2_in_n = n;
+        }
+        r2_in[k] = 1;
+    }
+    if (f)
+        fclose(f);
+    r2_out = out ? fopen(out, "w") : NULL;
+}
+
+static int rule2_plan(const ng_plan *plan)
+{
+    int r2 = plan_no < r2_in_n && r2_in[plan_no];
+#ifdef NG_PLAN_HAS_WIDENED
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++)
+        r2 |= ng_plan_task(plan, t)->widened;
+#else
+    (void)plan;
+#endif
+    if (r2 && r2_out)
+        fprintf(r2_out, "%lu\n", plan_no);
+    return r2;
+}
+
+static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                        totals *tt);
+
+/* One plan's totals, added to @tt; outside rule-2 plans also the _x ones. */
 static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                     totals *tt)
+{
+    totals one;
+    memset(&one, 0, sizeof one);
+    one.eff_share_min = 1e300;
+    measure_one(topo, plan, allowed, &one);
+    if (!one.plans)
+        return;
+    if (rule2_plan(plan)) {
+        one.r2_plans = 1;
+        if (getenv("NG_QUALITY_VERBOSE"))
+            fprintf(stderr, "widened: %s nt=%u allowed %s\n", cur_name, ng_plan_task_count(plan),
+                    list_of(allowed));
+    }
+    else {
+        one.straddles_x = one.straddles;
+        one.cross_x = one.cross_socket;
+        one.off_x = one.off_socket;
+        one.two_x = one.gpu_two_pkgs;
+        one.l3_x = one.l3_tasks + one.gpu_l3_tasks;
+    }
+    unsigned long *a = (unsigned long *)tt, *b = (unsigned long *)&one;
+    for (size_t i = 0; i < offsetof(totals, eff_share_sum) / sizeof *a; i++)
+        a[i] += b[i];
+    tt->eff_share_sum += one.eff_share_sum;
+    tt->eff_share_min = one.eff_share_min < tt->eff_share_min ? one.eff_share_min : tt->eff_share_min;
+}
+
+static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                        totals *tt)
 {
     hwloc_topology_t hw = ng_topology_hwloc(topo);
     unsigned nt = ng_plan_task_count(plan), alloc = cores_in(hw, allowed), gpu = 0;
@@ -330,10 +434,48 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
         if (tp->n_gpus && !tp->gpu_remote)
             gpu_task(topo, tp, t, nt, allowed, used, tt);
     }
+    unsigned idle = alloc - cores_in(hw, used);
+    if (cur_cpt) {
+        /* -c as a size: exact-fit plans, every task exactly its cores */
+        unsigned smt = 1, cap;
+        for (int c = 0; c < hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE); c++) {
+            hwloc_bitmap_t x = hwloc_bitmap_alloc();
+            hwloc_bitmap_and(x, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)c)->cpuset, allowed);
+            unsigned w = (unsigned)hwloc_bitmap_weight(x);
+            smt = w > smt ? w : smt;
+            hwloc_bitmap_free(x);
+        }
+        cap = (cur_cpt + smt - 1) / smt;
+        if ((unsigned long)cap * nt <= alloc) {
+            int shortc = 0;
+            tt->c_plans++;
+            for (unsigned t = 0; t < nt; t++)
+                shortc |= cores_in(hw, ng_plan_task(plan, t)->cpus) != cap;
+            tt->c_short += shortc;
+            if (shortc && getenv("NG_QUALITY_VERBOSE"))
+                fprintf(stderr, "c-short: %s nt=%u -c %u allowed %s\n", cur_name, nt, cur_cpt,
+                        list_of(allowed));
+        }
+    } else if (idle) {
+        char want[32];
+        int warned = 0;
+        snprintf(want, sizeof want, "%u allocated core", idle);
+        for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
+            warned |= strstr(ng_plan_warning(plan, i), want) != NULL;
+        tt->idle_plans++;
+        tt->idle_warned += warned;
+        for (unsigned t = 0; t < nt; t++) {
+            const ng_task_plan *tp = ng_plan_task(plan, t);
+            int starved = tp->n_gpus && 2ul * cores_in(hw, tp->cpus) * nt < alloc;
+            tt->starved += starved;
+            if (starved && getenv("NG_QUALITY_VERBOSE"))
+                fprintf(stderr, "starved: %s nt=%u task %u gpu %d: %u cores of %u, %u idle\n",
+                        cur_name, nt, t, tp->gpus[0], cores_in(hw, tp->cpus), alloc, idle);
+        }
+    }
     tt->plans++;
     tt->tasks += nt;
     tt->alloc_cores += alloc;
-    unsigned idle = alloc - cores_in(hw, used);
     tt->idle += idle;
     if (idle && getenv("NG_QUALITY_VERBOSE"))
         fprintf(stderr, "idle: %s nt=%u gpus=%u: %u of %u cores\n", cur_name, nt,
@@ -349,6 +491,11 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
     hwloc_bitmap_free(pk);
 }
 
+/* Allocations: 0 the whole node, 1 the first half of the cores, 2 half
+ * from a third on, 3 every other core, 4 a busy node's: from 3/8 to 3/4
+ * (a little of the first half, more of the second: what `-c 24 --gpus 1`
+ * gets on a half-busy two-socket node). */
+enum { ALLOCATIONS = 5 };
 static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
 {
     hwloc_topology_t hw = ng_topology_hwloc(topo);
@@ -356,7 +503,7 @@ static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
     hwloc_bitmap_zero(out);
     for (int i = 0; i < n; i++) {
         int take = kind == 0 || (kind == 1 && i < n / 2) || (kind == 2 && i >= n / 3 && i < n / 3 + n / 2) ||
-                   (kind == 3 && i % 2 == 0);
+                   (kind == 3 && i % 2 == 0) || (kind == 4 && i >= 3 * n / 8 && i < 3 * n / 4);
         if (take)
             hwloc_bitmap_or(out, out, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)i)->cpuset);
     }
@@ -365,19 +512,23 @@ static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
     hwloc_bitmap_and(out, out, ng_topology_allowed_cpus(topo));
 }
 
-static int run(const ng_topology *topo, unsigned nt, unsigned gpt, hwloc_const_bitmap_t allowed, totals *tt)
+/* One plan: @nt tasks of @gpt GPUs each (round robin from GPU @first),
+ * -c @cpt (0: none). */
+static int run_c(const ng_topology *topo, unsigned nt, unsigned gpt, unsigned first, unsigned cpt,
+                 hwloc_const_bitmap_t allowed, totals *tt)
 {
     unsigned ngpu = ng_topology_gpu_count(topo);
     unsigned *count = calloc(nt, sizeof *count), *offset = calloc(nt, sizeof *offset);
     int *gpus = calloc((size_t)nt * (gpt + 1), sizeof *gpus);
-    ng_plan_request req = {.ntasks = nt, .allowed_cpus = allowed};
+    ng_plan_request req = {.ntasks = nt, .allowed_cpus = allowed, .cpus_per_task = cpt};
     ng_policy_parse("local", &req.policy, NULL, 0);
+    cur_cpt = cpt;
     if (gpt) {
         for (unsigned t = 0; t < nt; t++) {
             count[t] = gpt;
             offset[t] = t * gpt;
             for (unsigned k = 0; k < gpt; k++)
-                gpus[t * gpt + k] = (int)((t * gpt + k) % ngpu);
+                gpus[t * gpt + k] = (int)((first + t * gpt + k) % ngpu);
         }
         req.task_gpu_count = count;
         req.task_gpu_offset = offset;
@@ -387,6 +538,7 @@ static int run(const ng_topology *topo, unsigned nt, unsigned gpt, hwloc_const_b
     int rc = ng_plan_compute(topo, &req, &plan, NULL, 0);
     if (rc == 0)
         measure(topo, plan, allowed, tt);
+    plan_no++;
     ng_plan_free(plan);
     free(count);
     free(offset);
@@ -394,9 +546,29 @@ static int run(const ng_topology *topo, unsigned nt, unsigned gpt, hwloc_const_b
     return rc;
 }
 
-enum { F_CPU, F_GPU1, F_GPU2, F_PARTIAL, F_N };
+static int run(const ng_topology *topo, unsigned nt, unsigned gpt, hwloc_const_bitmap_t allowed, totals *tt)
+{
+    return run_c(topo, nt, gpt, 0, 0, allowed, tt);
+}
+
+enum { F_CPU, F_GPU1, F_GPU2, F_PARTIAL, F_LONE, F_EXACT, F_N };
 static const char *const fam_name[F_N] = {"cpu-only", "1-gpu-per-task", "2-gpus-per-task",
-                                          "partial-allocations"};
+                                          "partial-allocations", "one-gpu-task",
+                                          "cpus-per-task-exact-fit"};
+
+/* The same shape with -c as a size that fits: the even share (cores /
+ * tasks, in PUs), and half of it. */
+static void with_c(const ng_topology *topo, unsigned nt, unsigned gpt, hwloc_const_bitmap_t allowed,
+                   totals *tt)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    unsigned cores = cores_in(hw, allowed), pus = (unsigned)hwloc_bitmap_weight(allowed);
+    unsigned smt = cores ? (pus + cores - 1) / cores : 1, even = cores / nt;
+    if (even >= 1)
+        run_c(topo, nt, gpt, 0, even * smt, allowed, tt);
+    if (even >= 4)
+        run_c(topo, nt, gpt, 0, even / 2 * smt, allowed, tt);
+}
 
 static void sweep(const ng_topology *topo, totals *fam)
 {
@@ -405,17 +577,27 @@ static void sweep(const ng_topology *topo, totals *fam)
         nnuma += ng_topology_numa(topo, i)->has_cpus;
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
     static const unsigned cpu_tasks[] = {1, 2, 3, 4, 6, 8, 12, 16};
-    for (int kind = 0; kind < 4; kind++) {
+    for (int kind = 0; kind < ALLOCATIONS; kind++) {
         allocation(topo, kind, allowed);
         totals *cpu = kind ? &fam[F_PARTIAL] : &fam[F_CPU];
-        for (unsigned i = 0; i < sizeof cpu_tasks / sizeof *cpu_tasks; i++)
+        for (unsigned i = 0; i < sizeof cpu_tasks / sizeof *cpu_tasks; i++) {
             run(topo, cpu_tasks[i], 0, allowed, cpu);
+            with_c(topo, cpu_tasks[i], 0, allowed, &fam[F_EXACT]);
+        }
         run(topo, nnuma, 0, allowed, cpu);
         run(topo, 2 * nnuma, 0, allowed, cpu);
-        for (unsigned per = 1; ngpu && per <= 8; per++)
+        with_c(topo, nnuma, 0, allowed, &fam[F_EXACT]);
+        for (unsigned per = 1; ngpu && per <= 8; per++) {
             run(topo, ngpu * per, 1, allowed, kind ? &fam[F_PARTIAL] : &fam[F_GPU1]);
-        if (ngpu >= 2)
+            with_c(topo, ngpu * per, 1, allowed, &fam[F_EXACT]);
+        }
+        if (ngpu >= 2) {
             run(topo, ngpu / 2, 2, allowed, kind ? &fam[F_PARTIAL] : &fam[F_GPU2]);
+            with_c(topo, ngpu / 2, 2, allowed, &fam[F_EXACT]);
+        }
+        /* one task on one GPU (sbatch --gpus 1): each GPU in turn */
+        for (unsigned g = 0; g < ngpu; g++)
+            run_c(topo, 1, 1, g, 0, allowed, &fam[F_LONE]);
     }
     hwloc_bitmap_free(allowed);
 }
@@ -458,16 +640,21 @@ static int sweep_dir(const char *dir)
     printf("family\tplans\ttasks\tstraddling\tcross_socket\tidle_cores\talloc_cores\tgpu_tasks\t"
            "off_gpu_socket\toff_gpu_socket_free\tmean_min_eff_share\tworst_min_eff_share\t"
            "gpu_two_packages\tl3_straddles\tl3_avoidable\tmixed_plans\tmixed_avoidable\t"
-           "idle_equal_objective\tgpu_l3_straddles\tcpu_only_idle\n");
+           "idle_equal_objective\tgpu_l3_straddles\tcpu_only_idle\tc_plans\tc_short\tstarved\t"
+           "idle_plans\tidle_warned\tpkg_short\tr2_plans\tstraddling_x\tcross_socket_x\t"
+           "off_gpu_socket_x\tgpu_two_packages_x\tl3_straddles_x\n");
     for (int f = 0; f < F_N; f++)
         printf("%s\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%.3f\t%.3f\t%lu\t%lu\t%lu\t%lu\t"
-               "%lu\t%lu\t%lu\t%lu\n", fam_name[f],
+               "%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n",
+               fam_name[f],
                fam[f].plans, fam[f].tasks, fam[f].straddles, fam[f].cross_socket, fam[f].idle,
                fam[f].alloc_cores, fam[f].gpu_tasks, fam[f].off_socket, fam[f].off_socket_free,
                fam[f].plans ? fam[f].eff_share_sum / (double)fam[f].plans : 0,
                fam[f].plans ? fam[f].eff_share_min : 0, fam[f].gpu_two_pkgs, fam[f].l3_tasks,
                fam[f].l3_avoidable, fam[f].mixed_plans, fam[f].mixed_avoidable, fam[f].idle_equal,
-               fam[f].gpu_l3_tasks, fam[f].cpu_idle);
+               fam[f].gpu_l3_tasks, fam[f].cpu_idle, fam[f].c_plans, fam[f].c_short,
+               fam[f].starved, fam[f].idle_plans, fam[f].idle_warned, fam[f].pkg_short,
+               fam[f].r2_plans, fam[f].straddles_x, fam[f].cross_x, fam[f].off_x, fam[f].two_x, fam[f].l3_x);
     return 0;
 }
 
@@ -533,8 +720,13 @@ int main(int argc, char **argv)
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "--time") == 0)
         return time_plan(argv[2], (unsigned)atoi(argv[3]), atoi(argv[4]),
                          argc == 6 && strcmp(argv[5], "cpu") == 0);
-    if (argc == 2)
-        return sweep_dir(argv[1]);
+    if (argc == 2) {
+        r2_load();
+        int rc = sweep_dir(argv[1]);
+        if (r2_out)
+            fclose(r2_out);
+        return rc;
+    }
     fprintf(stderr, "usage: quality DIR | quality --time FILE NTASKS N [cpu]\n");
     return 2;
 }

@@ -262,8 +262,17 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan, int net)
         for (unsigned k = 0; k < tp->n_net_env; k++)
             printf("env %u %s=%s\n", t, tp->net_env[k].name, tp->net_env[k].value);
     }
+}
+
+/* The plan's warnings on stderr, as exec and the plugin say them; the
+ * modifier quiet silences them (plan --json lists them in warnings[]). */
+static void plan_warnings(const ng_plan *plan, const ng_plan_request *req)
+{
+    if (req->policy.mods & NG_MOD_QUIET)
+        return;
+    fflush(stdout);
     for (unsigned i = 0; i < ng_plan_warning_count(plan); i++)
-        printf("warning: %s\n", ng_plan_warning(plan, i));
+        fprintf(stderr, "numaguard: warning: %s\n", ng_plan_warning(plan, i));
 }
 
 static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_request *req,
@@ -357,6 +366,8 @@ int cmd_plan(int argc, char **argv)
             plan_text(topo, plan, req.net.mode != NG_NET_OFF);
         if (why && !o.common.json && !cli_draw_stdout(&o.common))
             why_plan_text(plan, why);
+        if (!o.common.json)
+            plan_warnings(plan, &req);
         rc = draw(&o, topo, plan, cpus);
     }
     ng_plan_explanation_free(why);

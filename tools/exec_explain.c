@@ -84,7 +84,15 @@ static void why_text(const exec_state *s, const ng_task_plan *tp)
         return;
     why_terms_text(why, tp->n_gpus > 0, buf, sizeof buf);
     text_line("terms", buf);
-    text_line("why", why->why);
+    /* the first line after the key, the others under it */
+    const char *w = why->why ? why->why : "";
+    const char *nl = strchr(w, '\n');
+    printf("%-10s %.*s\n", "why", (int)(nl ? (size_t)(nl - w) : strlen(w)), w);
+    for (const char *p = nl; p && *p;) {
+        const char *q = strchr(p + 1, '\n');
+        printf("%-10s %.*s\n", "", (int)(q ? (size_t)(q - p - 1) : strlen(p + 1)), p + 1);
+        p = q;
+    }
     if (tp->note)
         text_line("note", tp->note);
 }

@@ -158,6 +158,7 @@ static int val_less(val a, val b)
  * of runs [k, i). */
 typedef struct wdp {
     unsigned w;
+    unsigned lo;          /* no group smaller: -c as a size is exact */
     val *best, *seg;
     unsigned *cut, *pre;
 } wdp;
@@ -186,6 +187,8 @@ static void run_dp(unsigned nr, unsigned nt, wdp *d)
                 if (prev.eff < 0)
                     continue;
                 val g = d->seg[k * w + i];
+                if (g.raw < d->lo)
+                    continue; /* a group below the size would drop a core of -c */
                 val v = val_less(g, prev) ? g : prev;
                 if (val_less(d->best[t * w + i], v)) {
                     d->best[t * w + i] = v;
@@ -208,7 +211,7 @@ static void balance_dp(unsigned nr, unsigned nt, val floor, wdp *d)
         for (unsigned i = t; i <= nr; i++)
             for (unsigned k = t - 1; k < i; k++) {
                 val prev = d->best[(t - 1) * w + k], g = d->seg[k * w + i];
-                if (prev.eff < 0 || val_less(g, floor))
+                if (prev.eff < 0 || val_less(g, floor) || g.raw < d->lo)
                     continue;
                 unsigned big = g.raw > prev.raw ? g.raw : prev.raw;
                 if (big < d->best[t * w + i].raw) {
@@ -224,7 +227,7 @@ static void balance_dp(unsigned nr, unsigned nt, val floor, wdp *d)
 static int aligned_whole_runs(const ngi_cut_line *line, const run *r, unsigned nr, unsigned nt,
                               unsigned lo, unsigned hi, unsigned *start, unsigned *len)
 {
-    wdp d = {.w = nr + 1};
+    wdp d = {.w = nr + 1, .lo = lo};
     d.best = malloc((size_t)(nt + 1) * d.w * sizeof *d.best);
     d.seg = malloc((size_t)d.w * d.w * sizeof *d.seg);
     d.cut = calloc((size_t)(nt + 1) * d.w, sizeof *d.cut);
@@ -234,7 +237,7 @@ static int aligned_whole_runs(const ngi_cut_line *line, const run *r, unsigned n
         fill_segments(line, r, nr, &d);
         run_dp(nr, nt, &d);
         val got = d.best[nt * d.w + nr];
-        rc = got.eff >= 0 && got.raw != ~0u && got.raw >= lo ? 0 : -1;
+        rc = got.eff >= 0 && got.raw != ~0u ? 0 : -1;
         if (rc == 0)
             balance_dp(nr, nt, got, &d);
     }

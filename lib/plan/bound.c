@@ -20,13 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int find_root(int *parent, int x)
-{
-    while (parent[x] != x)
-        x = parent[x] = parent[parent[x]];
-    return x;
-}
-
 /* Package ids (+1: a unit of no package is 0) of @units. */
 static void packages_of(const ngi_planner *p, hwloc_const_bitmap_t units, hwloc_bitmap_t out)
 {
@@ -48,7 +41,8 @@ static ngi_pkg_groups *groups_alloc(unsigned nt)
     g->k = calloc(nt, sizeof *g->k);
     g->room = calloc(nt, sizeof *g->room);
     g->capped = calloc(nt, sizeof *g->capped);
-    if (!g->of_task || !g->pkgs || !g->cap || !g->k || !g->room || !g->capped) {
+    g->released = calloc(nt, sizeof *g->released);
+    if (!g->of_task || !g->pkgs || !g->cap || !g->k || !g->room || !g->capped || !g->released) {
         ngi_plan_free_groups(g, 0);
         return NULL;
     }
@@ -67,46 +61,56 @@ void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt)
     free(g->k);
     free(g->room);
     free(g->capped);
+    free(g->released);
     free(g);
 }
 
 /* GPU tasks whose homes' packages overlap are one group. */
-static void build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t *tp, int *parent)
+static int build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t *tp)
 {
-    unsigned nt = p->req->ntasks;
-    for (unsigned a = 0; a < nt; a++) {
-        parent[a] = (int)a;
-        g->of_task[a] = -1;
-        for (unsigned b = 0; b < a && p->home[a]; b++)
-            if (p->home[b] && hwloc_bitmap_intersects(tp[a], tp[b]))
-                parent[find_root(parent, (int)a)] = find_root(parent, (int)b);
-    }
-    for (unsigned t = 0; t < nt; t++) {
-        if (!p->home[t])
+    int n = ngi_plan_group_tasks(p, tp, g->of_task);
+    for (int i = 0; i < n; i++)
+        if (!(g->pkgs[i] = hwloc_bitmap_alloc()))
+            return -1;
+    g->n = n < 0 ? 0 : (unsigned)n;
+    for (unsigned t = 0; n > 0 && t < p->req->ntasks; t++) {
+        int i = g->of_task[t];
+        if (i < 0)
             continue;
-        int r = find_root(parent, (int)t);
-        if (g->of_task[r] < 0) {
-            g->of_task[r] = (int)g->n;
-            g->pkgs[g->n++] = hwloc_bitmap_alloc();
-        }
-        g->of_task[t] = g->of_task[r];
-        hwloc_bitmap_or(g->pkgs[g->of_task[t]], g->pkgs[g->of_task[t]], tp[t]);
-        g->k[g->of_task[t]]++;
+        hwloc_bitmap_or(g->pkgs[i], g->pkgs[i], tp[t]);
+        g->k[i]++;
     }
     for (unsigned u = 0; u < p->n_units; u++)
         for (unsigned i = 0; i < g->n; i++)
             g->cap[i] += hwloc_bitmap_isset(g->pkgs[i], (unsigned)(p->units[u].pkg + 1));
+    return n < 0 ? -1 : 0;
 }
 
-/* Cores the step needs at level L (each GPU task at least one). */
+/* Cores the step needs at level L (each GPU task at least one; a
+ * released group's tasks L each, like CPU-only tasks). */
 static unsigned long demand(const ngi_pkg_groups *g, unsigned cpu_tasks, unsigned long L)
 {
     unsigned long d = cpu_tasks * L;
     for (unsigned i = 0; i < g->n; i++) {
-        unsigned long want = g->k[i] * L < g->cap[i] ? g->k[i] * L : g->cap[i];
+        unsigned long want = g->k[i] * L < g->cap[i] || g->released[i] ? g->k[i] * L : g->cap[i];
         d += want > g->k[i] ? want : g->k[i];
     }
     return d;
+}
+
+/* Rule 2 (docs/planner.md): a group whose packages give each of its tasks
+ * less than half of the step's even share (floor(cap / k) * 2 < cores /
+ * tasks) is released: its tasks take the even share like CPU-only tasks,
+ * nearest cores first (seat.c), memory on their GPUs' nodes (mem.c).
+ * Kept on its packages it would starve a GPU beside idle allocated cores
+ * (g4dn.metal, 6 of 24 cores on GPU 0's socket: 6 cores, 18 idle). At
+ * half or more, the package keeps it: the cores it leaves idle are said
+ * (ngi_plan_note_idle). */
+static void release_starved(const ngi_planner *p, ngi_pkg_groups *g)
+{
+    unsigned long n = p->n_units, nt = p->req->ntasks;
+    for (unsigned i = 0; i < g->n; i++)
+        g->released[i] = 2ul * (g->cap[i] / g->k[i]) * nt < n;
 }
 
 /* The water level and the sizes it gives; the +1s are left in p->extra. */
@@ -123,8 +127,8 @@ static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
     p->base = (unsigned)lo;
     p->extra = p->n_units - (unsigned)demand(g, cpu_tasks, lo);
     for (unsigned i = 0; i < g->n; i++) {
-        g->capped[i] = g->k[i] * lo >= g->cap[i];
-        g->room[i] = g->capped[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
+        g->capped[i] = !g->released[i] && g->k[i] * lo >= g->cap[i];
+        g->room[i] = g->capped[i] || g->released[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
     }
     /* A capped group shares its packages' cores: floor(cores / tasks) each
      * (at least one), and room holds its +1s, which seat.c hands out as the
@@ -144,8 +148,7 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     unsigned nt = p->req->ntasks, cpu_tasks = 0;
     ngi_pkg_groups *g = groups_alloc(nt);
     hwloc_bitmap_t *tp = calloc(nt, sizeof *tp);
-    int *parent = malloc(nt * sizeof *parent);
-    int rc = g && tp && parent ? 0 : -1;
+    int rc = g && tp ? 0 : -1;
     for (unsigned t = 0; rc == 0 && t < nt; t++) {
         cpu_tasks += !p->home[t];
         if (p->home[t] && (tp[t] = hwloc_bitmap_alloc()) != NULL)
@@ -153,8 +156,10 @@ int ngi_plan_bound_sizes(ngi_planner *p)
         else if (p->home[t])
             rc = -1;
     }
+    if (rc == 0)
+        rc = build_groups(p, g, tp);
     if (rc == 0) {
-        build_groups(p, g, tp, parent);
+        release_starved(p, g);
         fill(p, g, cpu_tasks);
         p->groups = g;
     } else {
@@ -163,14 +168,25 @@ int ngi_plan_bound_sizes(ngi_planner *p)
     for (unsigned t = 0; tp && t < nt; t++)
         hwloc_bitmap_free(tp[t]);
     free(tp);
-    free(parent);
     return rc;
+}
+
+int ngi_plan_released(const ngi_planner *p, unsigned t)
+{
+    const ngi_pkg_groups *g = p->groups;
+    return g && g->of_task[t] >= 0 && g->released[g->of_task[t]];
+}
+
+/* Kept on its packages: bound and not released. */
+static int kept(const ngi_pkg_groups *g, unsigned t)
+{
+    return g && g->of_task[t] >= 0 && !g->released[g->of_task[t]];
 }
 
 int ngi_plan_has_room(const ngi_planner *p, unsigned t)
 {
     const ngi_pkg_groups *g = p->groups;
-    if (!g || g->of_task[t] < 0)
+    if (!kept(g, t))
         return 1;
     return !g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
 }
@@ -178,55 +194,44 @@ int ngi_plan_has_room(const ngi_planner *p, unsigned t)
 int ngi_plan_group_plus(const ngi_planner *p, unsigned t)
 {
     const ngi_pkg_groups *g = p->groups;
-    return g && g->of_task[t] >= 0 && g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
+    return kept(g, t) && g->capped[g->of_task[t]] && g->room[g->of_task[t]] > 0;
 }
 
 void ngi_plan_take_room(ngi_planner *p, unsigned t)
 {
     ngi_pkg_groups *g = p->groups;
-    if (g && g->of_task[t] >= 0 && g->room[g->of_task[t]] > 0)
+    if (kept(g, t) && g->room[g->of_task[t]] > 0)
         g->room[g->of_task[t]]--;
 }
 
 int ngi_plan_may_spill(const ngi_planner *p, unsigned t, unsigned dom)
 {
     const ngi_pkg_groups *g = p->groups;
-    if (!g || g->of_task[t] < 0)
+    if (!kept(g, t))
         return 1;
     return hwloc_bitmap_isset(g->pkgs[g->of_task[t]], (unsigned)(p->doms[dom].pkg + 1));
 }
 
 /* Idle allocated cores while GPU tasks were kept on their packages: said
- * in every GPU task's note (the verbose line, plan --explain), with the -c
- * that would spread the tasks over them (every task the even share of the
- * allocation, as a size). */
+ * in every kept GPU task's note (the verbose line, plan --explain); the
+ * plan's warning names the options that would use them (plan.c). A
+ * widened task's note says why it left its GPU's socket. */
 void ngi_plan_note_idle(ngi_planner *p)
 {
     if (!p->groups)
         return;
-    unsigned idle = 0, nt = p->req->ntasks, smallest = ~0u;
-    hwloc_bitmap_t pk = hwloc_bitmap_alloc();
-    for (unsigned u = 0; pk && u < p->n_units; u++)
-        if (!hwloc_bitmap_isset(p->used, u)) {
-            idle++;
-            hwloc_bitmap_set(pk, (unsigned)(p->units[u].pkg < 0 ? 0 : p->units[u].pkg));
-        }
-    for (unsigned t = 0; t < nt; t++)
-        if (p->home[t] && p->size[t] < smallest)
-            smallest = p->size[t];
-    if (idle && pk) {
-        char list[64], c[96] = "";
-        ng_list_format(pk, list, sizeof list);
-        unsigned even = p->n_units / nt, smt = p->max_smt ? p->max_smt : 1;
-        if (even > smallest)
-            snprintf(c, sizeof c, "--cpus-per-task %u or ", even * smt);
-        snprintf(p->plan->note, sizeof p->plan->note,
-                 "kept on its GPU's package: %u allocated core%s on package%s %s stay%s idle; "
-                 "%sthe --numa-policy modifier wide would use them", idle, idle > 1 ? "s" : "",
-                 hwloc_bitmap_weight(pk) > 1 ? "s" : "", list, idle > 1 ? "" : "s", c);
-        for (unsigned t = 0; t < nt; t++)
-            if (p->home[t])
-                p->plan->tasks[t].note = p->plan->note;
+    unsigned idle = 0, nt = p->req->ntasks;
+    for (unsigned u = 0; u < p->n_units; u++)
+        idle += !hwloc_bitmap_isset(p->used, u);
+    snprintf(p->plan->note, sizeof p->plan->note,
+             "kept on its GPU's socket: %u allocated core%s idle on other sockets", idle,
+             idle == 1 ? "" : "s");
+    snprintf(p->plan->note_widened, sizeof p->plan->note_widened,
+             "widened: its GPU's socket holds under half its even share; memory on its GPU's node");
+    for (unsigned t = 0; t < nt; t++) {
+        if (ngi_plan_released(p, t))
+            p->plan->tasks[t].note = p->plan->note_widened;
+        else if (p->home[t] && idle)
+            p->plan->tasks[t].note = p->plan->note;
     }
-    hwloc_bitmap_free(pk);
 }

@@ -10,13 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WHY_LEN 640
-#define DECIDED_LEN 192
+#define WHY_LEN 1024
+#define DECIDED_LEN 96
+
+/* A task's alternatives as the public type reads them. */
+typedef struct task_alts {
+    ngi_why_alt a[NGI_WHY_TASK_ALTS];
+    const char *args[NGI_WHY_TASK_ALTS][2];
+    ng_plan_alternative pub[NGI_WHY_TASK_ALTS];
+    unsigned n;
+} task_alts;
 
 struct ng_plan_explanation {
     unsigned nt;
     ng_task_terms *terms;
     char (*why)[WHY_LEN];
+    task_alts *alts;
     unsigned n_cuts;
     ng_plan_cut *cuts;
     ng_cut_candidate *cands;        /* NGI_CUT_FAMILIES per cut */
@@ -132,27 +141,25 @@ static void terms_of(const ngi_planner *p, const ng_plan *plan, unsigned t, ng_t
 
 /* ---- the cuts --------------------------------------------------------- */
 
+/* What made @a better than @b, with @other's plain words ("in task order"). */
 static const char *term_phrase(const ngi_cut_score *a, const ngi_cut_score *b, char *buf,
                                size_t len, const char *other)
 {
     if (a->min_eff > b->min_eff + 1e-9)
-        snprintf(buf, len, "a larger smallest effective slice: %.1f cores against %.1f for the "
-                 "%s cut", a->min_eff, b->min_eff, other);
+        snprintf(buf, len, "a larger smallest task: %.1f effective cores, %.1f split %s",
+                 a->min_eff, b->min_eff, other);
     else if (a->min_raw != b->min_raw)
-        snprintf(buf, len, "the same smallest effective slice, a larger smallest slice: %u "
-                 "cores against %u for the %s cut", a->min_raw, b->min_raw, other);
-    else if (a->idle != b->idle)
-        snprintf(buf, len, "the same slices, fewer idle cores: %u against %u for the %s cut",
-                 a->idle, b->idle, other);
-    else if (a->straddles != b->straddles)
-        snprintf(buf, len, "the same slices, fewer tasks over two NUMA nodes: %u against %u "
-                 "for the %s cut", a->straddles, b->straddles, other);
-    else if (a->spans != b->spans)
-        snprintf(buf, len, "the same slices, fewer CPU groups split: %u against %u for the "
-                 "%s cut", a->spans, b->spans, other);
-    else
-        snprintf(buf, len, "a tie with the %s cut on every term; the earlier family is kept",
+        snprintf(buf, len, "a larger smallest task: %u cores, %u split %s", a->min_raw, b->min_raw,
                  other);
+    else if (a->idle != b->idle)
+        snprintf(buf, len, "fewer idle cores: %u, %u split %s", a->idle, b->idle, other);
+    else if (a->straddles != b->straddles)
+        snprintf(buf, len, "fewer tasks over two NUMA nodes: %u, %u split %s", a->straddles,
+                 b->straddles, other);
+    else if (a->spans != b->spans)
+        snprintf(buf, len, "fewer CPU groups split: %u, %u split %s", a->spans, b->spans, other);
+    else
+        snprintf(buf, len, "a tie with the split %s: the first found is kept", other);
     return buf;
 }
 
@@ -180,10 +187,12 @@ static void decided(const ngi_cut_trace *tr, char *buf, size_t len)
         else if (r < 0 || ngi_cut_better(&tr->score[f], &tr->score[r]))
             r = f;
     }
-    if (r >= 0)
-        term_phrase(c, &tr->score[r], buf, len, ngi_cut_family_name(r));
+    if (r < 0 && tie >= 0)
+        snprintf(buf, len, "a tie: every split scores the same, the first found is kept");
+    else if (r >= 0)
+        term_phrase(c, &tr->score[r], buf, len, ngi_why_family_words(ngi_cut_family_name(r)));
     else if (tie >= 0)
-        term_phrase(c, &tr->score[tie], buf, len, ngi_cut_family_name(tie));
+        term_phrase(c, &tr->score[tie], buf, len, ngi_why_family_words(ngi_cut_family_name(tie)));
     else
         snprintf(buf, len, "the only cut these sizes allow");
 }
@@ -208,8 +217,8 @@ static void fill_cut(ng_plan_explanation *x, const ngi_cut_record *rec, unsigned
             .spans = sc->spans};
     }
     if (rec->what == NGI_CUT_WHAT_NEAREST)
-        snprintf(x->decided[i], DECIDED_LEN, "no cut: each task takes the free cores of its own "
-                 "GPUs first, then the nearest");
+        snprintf(x->decided[i], DECIDED_LEN, "no split: each task takes its own GPUs' free "
+                 "cores first, then the nearest");
     else
         decided(&rec->trace, x->decided[i], DECIDED_LEN);
     for (unsigned k = 0; k < rec->nt; k++)
@@ -231,11 +240,12 @@ static ng_plan_explanation *alloc_explanation(const ng_plan *plan)
     x->n_cuts = plan->n_cuts;
     x->terms = calloc(x->nt, sizeof *x->terms);
     x->why = calloc(x->nt, sizeof *x->why);
+    x->alts = calloc(x->nt, sizeof *x->alts);
     x->cuts = calloc(x->n_cuts + 1, sizeof *x->cuts);
     x->cands = calloc((size_t)(x->n_cuts + 1) * NGI_CUT_FAMILIES, sizeof *x->cands);
     x->decided = calloc(x->n_cuts + 1, sizeof *x->decided);
     x->task_store = calloc(stored + 1, sizeof *x->task_store);
-    if (!x->terms || !x->why || !x->cuts || !x->cands || !x->decided || !x->task_store) {
+    if (!x->terms || !x->why || !x->alts || !x->cuts || !x->cands || !x->decided || !x->task_store) {
         ng_plan_explanation_free(x);
         return NULL;
     }
@@ -280,8 +290,18 @@ static int explain_steps(ng_plan_explanation *x, const ng_topology *topo,
     }
     ngi_why w = {.topo = topo, .req = req, .plan = m, .p = &p, .terms = x->terms, .cuts = x->cuts};
     for (unsigned t = 0; rc == 0 && t < x->nt; t++) {
-        ngi_why_task(&w, t, x->why[t], WHY_LEN);
+        task_alts *ta = &x->alts[t];
+        ta->n = ngi_why_task(&w, t, x->why[t], WHY_LEN, ta->a);
+        for (unsigned k = 0; k < ta->n; k++) {
+            ta->args[k][0] = ta->a[k].opt;
+            ta->args[k][1] = ta->a[k].val;
+            ta->pub[k] = (ng_plan_alternative){.n_args = 2, .args = ta->args[k],
+                                               .cpus = ta->a[k].cpus, .mem_nodes = ta->a[k].mems,
+                                               .says = ta->a[k].says};
+        }
         x->terms[t].why = x->why[t];
+        x->terms[t].n_alternatives = ta->n;
+        x->terms[t].alternatives = ta->pub;
     }
     ngi_why_free(&w);
     free(cnt);
@@ -312,6 +332,12 @@ void ng_plan_explanation_free(ng_plan_explanation *x)
 {
     if (!x)
         return;
+    for (unsigned t = 0; x->alts && t < x->nt; t++)
+        for (unsigned k = 0; k < x->alts[t].n; k++) {
+            free(x->alts[t].a[k].cpus);
+            hwloc_bitmap_free(x->alts[t].a[k].mems);
+        }
+    free(x->alts);
     free(x->terms);
     free(x->why);
     free(x->cuts);

@@ -1,7 +1,8 @@
 /* Phase (b1): each GPU task's home. A GPU task's home is the allowed units
  * local to its GPUs; a task whose GPUs have none ("remote") gets ONE
- * nearest domain by NUMA distance (ties: the domain fewest tasks already
- * call home, then the lowest). seat.c seats the tasks from their homes. */
+ * nearest domain by NUMA distance (ties: the domain holding the most
+ * allocated cores in no other home, then the fewest tasks already calling
+ * it home, then the lowest). seat.c seats the tasks from their homes. */
 #include "private/plan.h"
 
 #include <stdlib.h>
@@ -24,42 +25,74 @@ static void units_in(const ngi_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitm
             hwloc_bitmap_set(out, u);
 }
 
-/* claim[d] = tasks whose home touches domain d (kept as homes are set). */
-static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned *claim)
+/* Per domain: tasks whose home touches it (claim), and its allocated
+ * units in no home yet (left); kept as homes are set. */
+typedef struct claims {
+    unsigned *claim, *left;
+} claims;
+
+static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, claims *c)
 {
-    for (unsigned d = 0; d < p->n_doms; d++)
-        claim[d] += (unsigned)ngi_plan_touches(p, home, d);
+    for (unsigned d = 0; d < p->n_doms; d++) {
+        if (!ngi_plan_touches(p, home, d))
+            continue;
+        c->claim[d]++;
+        for (unsigned i = 0; i < p->doms[d].count; i++)
+            if (hwloc_bitmap_isset(home, p->doms[d].first + i) && c->left[d])
+                c->left[d]--;
+    }
 }
 
-static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n, unsigned *claim)
+/* Distance from the nearest of @src (OS indices) to domain d; ~0u unknown. */
+static unsigned dist_to(const ngi_planner *p, hwloc_const_bitmap_t src, unsigned d)
+{
+    unsigned dist = ~0u;
+    int os;
+    hwloc_bitmap_foreach_begin(os, src) {
+        unsigned x = ng_topology_distance(p->topo, (unsigned)os,
+                                          ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index);
+        if (x && x < dist)
+            dist = x;
+    } hwloc_bitmap_foreach_end();
+    return dist;
+}
+
+/* Rule 5: among domains equally near, the one holding more of the
+ * allocation that no other home holds yet (XE8640, GPU 0 remote, cores
+ * 24-39: node 2's 12 rather than node 1's 4), then the fewest tasks calling
+ * it home (twin remote GPUs spread), then the lowest. */
+static int nearer(unsigned dist, unsigned left, unsigned claim, unsigned bdist, unsigned bleft,
+                  unsigned bclaim)
+{
+    if (dist != bdist)
+        return dist < bdist;
+    if (left != bleft)
+        return left > bleft;
+    return claim < bclaim;
+}
+
+static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n, claims *cl)
 {
     hwloc_bitmap_t src = hwloc_bitmap_alloc();
     for (unsigned i = 0; i < n; i++)
         hwloc_bitmap_or(src, src, ng_topology_gpu(p->topo, (unsigned)gpus[i])->numa_nodes);
-    unsigned best_d = ~0u, best_c = ~0u;
+    unsigned best_d = ~0u;
     int best = -1, known = 0;
     for (unsigned d = 0; d < p->n_doms; d++) {
-        unsigned dist = ~0u;
-        int os;
-        hwloc_bitmap_foreach_begin(os, src) {
-            unsigned x = ng_topology_distance(p->topo, (unsigned)os,
-                                              ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index);
-            if (x && x < dist)
-                dist = x;
-        } hwloc_bitmap_foreach_end();
+        unsigned dist = dist_to(p, src, d);
         known |= dist != ~0u;
-        unsigned c = claim[d];
-        if (best < 0 || dist < best_d || (dist == best_d && c < best_c)) {
+        if (best < 0 || nearer(dist, cl->left[d], cl->claim[d], best_d, cl->left[best],
+                               cl->claim[best])) {
             best = (int)d;
             best_d = dist;
-            best_c = c;
         }
     }
     hwloc_bitmap_free(src);
     p->home[t] = hwloc_bitmap_alloc();
     hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
                            (int)(p->doms[best].first + p->doms[best].count - 1));
-    claim[best]++;
+    cl->claim[best]++;
+    cl->left[best] = 0;
     char names[128];
     ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
     if (known)
@@ -73,13 +106,16 @@ static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n,
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, ngpu = ng_topology_gpu_count(p->topo);
-    unsigned *claim = calloc(p->n_doms, sizeof *claim);
+    claims cl = {calloc(p->n_doms, sizeof *cl.claim), calloc(p->n_doms, sizeof *cl.left)};
     hwloc_bitmap_t local = hwloc_bitmap_alloc();
-    if (!claim || !local) {
-        free(claim);
+    if (!cl.claim || !cl.left || !local) {
+        free(cl.claim);
+        free(cl.left);
         hwloc_bitmap_free(local);
         return ngi_fail(err, errlen, "out of memory");
     }
+    for (unsigned d = 0; d < p->n_doms; d++)
+        cl.left[d] = p->doms[d].count;
     /* Local homes first, so remote tasks see them when spreading. */
     for (int pass = 0; pass < 2; pass++)
         for (unsigned t = 0; t < nt; t++) {
@@ -88,14 +124,15 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
             if (n == 0 || (pass == 1 && !p->plan->tasks[t].gpu_remote))
                 continue;
             if (pass == 1) {
-                remote_home(p, t, gpus, n, claim);
+                remote_home(p, t, gpus, n, &cl);
                 continue;
             }
             hwloc_bitmap_zero(local);
             for (unsigned i = 0; i < n; i++) {
                 if (gpus[i] < 0 || (unsigned)gpus[i] >= ngpu) {
                     hwloc_bitmap_free(local);
-                    free(claim);
+                    free(cl.claim);
+                    free(cl.left);
                     return ngi_fail(err, errlen, "task %u: GPU index %d is not a GPU of this "
                                                 "topology (it has %u)", t, gpus[i], ngpu);
                 }
@@ -108,10 +145,11 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
                 p->home[t] = NULL;
                 p->plan->tasks[t].gpu_remote = 1;
             } else {
-                add_claims(p, p->home[t], claim);
+                add_claims(p, p->home[t], &cl);
             }
         }
     hwloc_bitmap_free(local);
-    free(claim);
+    free(cl.claim);
+    free(cl.left);
     return 0;
 }

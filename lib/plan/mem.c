@@ -40,15 +40,33 @@ static void all_nodes(const ngi_planner *p, int cpuless, hwloc_bitmap_t out)
     }
 }
 
+/* The units whose nodes hold the task's memory: its slice; for a task
+ * released from its GPU's package (rule 2, bound.c) only the part on its
+ * GPU's cores (its home), so its memory stays on its GPU's node(s) while
+ * its threads use the cores it was given elsewhere. */
+static void memory_units(const ngi_planner *p, unsigned t, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_copy(out, p->slice[t]);
+    if (!p->home || !p->home[t] || !ngi_plan_released(p, t))
+        return;
+    hwloc_bitmap_and(out, out, p->home[t]);
+    if (hwloc_bitmap_iszero(out))
+        hwloc_bitmap_copy(out, p->home[t]);
+}
+
 static void task_nodes(const ngi_planner *p, unsigned t, int prefer, hwloc_bitmap_t out)
 {
-    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), units = hwloc_bitmap_alloc();
     int u;
-    hwloc_bitmap_foreach_begin(u, p->slice[t]) {
+    memory_units(p, t, units);
+    hwloc_bitmap_foreach_begin(u, units) {
         int mem = p->doms[p->units[u].dom].mem;
         hwloc_bitmap_set(out, ng_topology_numa(p->topo, (unsigned)mem)->os_index);
+    } hwloc_bitmap_foreach_end();
+    hwloc_bitmap_foreach_begin(u, p->slice[t]) {
         hwloc_bitmap_or(cpus, cpus, p->units[u].pus);
     } hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(units);
     unsigned ng;
     const int *gpus = ngi_plan_req_gpus(p->req, t, &ng);
     if (prefer)
@@ -68,20 +86,24 @@ static void task_nodes(const ngi_planner *p, unsigned t, int prefer, hwloc_bitma
     hwloc_bitmap_free(cpus);
 }
 
-/* The node holding most of the task's cores (ties: the first in line). */
+/* The node holding most of the task's cores (of its memory units, above;
+ * ties: the first in line). */
 static int main_node(const ngi_planner *p, unsigned t)
 {
     int best = -1;
     unsigned best_n = 0;
+    hwloc_bitmap_t units = hwloc_bitmap_alloc();
+    memory_units(p, t, units);
     for (unsigned d = 0; d < p->n_doms; d++) {
         unsigned n = 0;
         for (unsigned i = 0; i < p->doms[d].count; i++)
-            n += hwloc_bitmap_isset(p->slice[t], p->doms[d].first + i);
+            n += hwloc_bitmap_isset(units, p->doms[d].first + i);
         if (n > best_n) {
             best_n = n;
             best = (int)ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index;
         }
     }
+    hwloc_bitmap_free(units);
     return best;
 }
 

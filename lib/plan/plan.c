@@ -151,6 +151,7 @@ static int finish_task(ngi_planner *p, unsigned t, char *err, size_t errlen)
     } hwloc_bitmap_foreach_end();
     int smt = (p->req->policy.mods & NG_MOD_SMT) != 0;
     tp->local_id = t;
+    tp->widened = ngi_plan_released(p, t);
     tp->threads = smt ? (unsigned)hwloc_bitmap_weight(cpus) : cores;
     plan->mems[t] = hwloc_bitmap_alloc();
     tp->mem_mode = ngi_plan_memory(p, t, plan->mems[t]);
@@ -212,6 +213,30 @@ static void planner_free(ngi_planner *p)
     ngi_plan_free_groups(p->groups, p->req->ntasks);
 }
 
+/* Rule 3: allocated cores no task got are said, once, in the plan's
+ * warnings (JSON warnings[], the CLI's stderr, the plugin's task-0 line),
+ * with the option that would use them: the modifier wide when GPU tasks
+ * were kept on their packages, --cpus-per-task N (N the even share) when
+ * it leaves fewer idle. Cores -c leaves idle as asked are not warned
+ * about (plan --explain says it). */
+static void warn_idle(ngi_planner *p)
+{
+    unsigned nt = p->req->ntasks, idle = p->n_units - (unsigned)hwloc_bitmap_weight(p->used);
+    if (!idle || p->fixed)
+        return;
+    unsigned even = p->n_units / nt, smt = p->max_smt ? p->max_smt : 1, smallest = ~0u;
+    for (unsigned t = 0; t < nt; t++)
+        smallest = p->size[t] < smallest ? p->size[t] : smallest;
+    int by_c = even > smallest && p->n_units - even * nt < idle;
+    int by_wide = p->groups != NULL;
+    char c[64] = "";
+    if (by_c || !by_wide)
+        snprintf(c, sizeof c, "--cpus-per-task %u", even * smt);
+    ngi_plan_warn(p->plan, "%u allocated core%s idle: %s%s%s would use %s", idle,
+                  idle == 1 ? " stays" : "s stay", c, by_wide && *c ? " or " : "",
+                  by_wide ? "the modifier wide" : "", idle == 1 ? "it" : "them");
+}
+
 static int plan_steps(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks;
@@ -229,7 +254,8 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         return -1;
     if (p->n_units < nt) {
         p->plan->sizing = (ngi_sizing){.units = p->n_units, .smt = p->max_smt, .shared = 1};
-        ngi_plan_share_cores(p);
+        if (ngi_plan_share_cores(p, err, errlen) < 0)
+            return -1;
     } else {
         set_sizes(p);
         if (keep_on_package(p) && ngi_plan_bound_sizes(p) < 0)
@@ -238,6 +264,7 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
             return -1;
         ngi_plan_note_idle(p);
+        warn_idle(p);
     }
     for (unsigned t = 0; t < nt; t++)
         if (finish_task(p, t, err, errlen) < 0)

@@ -109,47 +109,32 @@ static void sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
     free(k);
 }
 
-static int find_root(int *parent, int x)
+/* Components: GPU tasks whose homes overlap (common.c's union-find).
+ * Returns how many, -1 without memory. */
+static int build_comps(ngi_planner *p, comp *c)
 {
-    while (parent[x] != x)
-        x = parent[x] = parent[parent[x]];
-    return x;
-}
-
-static unsigned build_comps(ngi_planner *p, comp *c)
-{
-    unsigned nt = p->req->ntasks, nc = 0;
-    int *parent = malloc(nt * sizeof *parent), *id = malloc(nt * sizeof *id);
-    for (unsigned a = 0; a < nt; a++) {
-        parent[a] = (int)a;
-        id[a] = -1;
-        for (unsigned b = 0; b < a && p->home[a]; b++)
-            if (p->home[b] && hwloc_bitmap_intersects(p->home[a], p->home[b])) {
-                int ra = find_root(parent, (int)a), rb = find_root(parent, (int)b);
-                parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
-            }
+    unsigned nt = p->req->ntasks;
+    int *id = malloc(nt * sizeof *id);
+    int nc = id ? ngi_plan_group_tasks(p, p->home, id) : -1;
+    for (int i = 0; i < nc; i++) {
+        c[i].tasks = malloc(nt * sizeof(unsigned));
+        c[i].home = hwloc_bitmap_alloc();
+        c[i].region = hwloc_bitmap_alloc();
+        c[i].identical = 1;
+        if (!c[i].tasks || !c[i].home || !c[i].region)
+            nc = -1;
     }
-    for (unsigned t = 0; t < nt; t++) {
-        if (!p->home[t])
+    for (unsigned t = 0; nc > 0 && t < nt; t++) {
+        if (id[t] < 0)
             continue;
-        int r = find_root(parent, (int)t);
-        if (id[r] < 0) {
-            id[r] = (int)nc;
-            c[nc].tasks = malloc(nt * sizeof(unsigned));
-            c[nc].home = hwloc_bitmap_alloc();
-            c[nc].region = hwloc_bitmap_alloc();
-            c[nc].identical = 1;
-            nc++;
-        }
-        comp *k = &c[id[r]];
+        comp *k = &c[id[t]];
         if (k->n && !hwloc_bitmap_isequal(p->home[k->tasks[0]], p->home[t]))
             k->identical = 0;
         k->tasks[k->n++] = t;
         hwloc_bitmap_or(k->home, k->home, p->home[t]);
     }
-    for (unsigned i = 0; i < nc; i++)
+    for (int i = 0; i < nc; i++)
         sort_members(p, c[i].tasks, c[i].n);
-    free(parent);
     free(id);
     return nc;
 }
@@ -263,7 +248,9 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, in
         rank br = {0, 0, 0, 0};
         unsigned bopts = 0;
         for (unsigned i = 0; i < nc; i++) {
-            if (!c[i].need)
+            /* Released tasks (rule 2) wait for the kept ones' spill inside
+             * their packages, then take the nearest cores left. */
+            if (!c[i].need || (inside && ngi_plan_released(p, c[i].tasks[0])))
                 continue;
             rank mine = {~0u, 2, 2, ~0u};
             int mx = -1;
@@ -367,19 +354,23 @@ static unsigned home_units(const ngi_planner *p, const comp *k, unsigned t)
 }
 
 /* A remote task (its GPU has no allowed local core) shares a home with
- * local ones: of two slices of one size, the local task takes the one with
- * more home cores (the spill goes to the task whose GPU is elsewhere). */
+ * local ones: of two slices of one size (or sizes one apart: a +1 is no
+ * task's own), the local task takes the one with more home cores (the
+ * spill goes to the task whose GPU is elsewhere). */
 static void local_first(ngi_planner *p, const comp *k, const unsigned *order)
 {
     for (unsigned a = 0; a < k->n; a++)
         for (unsigned b = 0; b < k->n; b++) {
             unsigned ta = order[a], tb = order[b];
+            unsigned sa = p->size[ta], sb = p->size[tb];
             if (p->plan->tasks[ta].gpu_remote || !p->plan->tasks[tb].gpu_remote ||
-                p->size[ta] != p->size[tb] || home_units(p, k, tb) <= home_units(p, k, ta))
+                sa > sb + 1 || sb > sa + 1 || home_units(p, k, tb) <= home_units(p, k, ta))
                 continue;
             hwloc_bitmap_t x = p->slice[ta];
             p->slice[ta] = p->slice[tb];
             p->slice[tb] = x;
+            p->size[ta] = sb;
+            p->size[tb] = sa;
         }
 }
 
@@ -489,7 +480,18 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
     }
     for (unsigned t = 0; t < nt; t++)
         cpu_tasks += !p->home[t];
-    unsigned nc = build_comps(p, c);
+    int built = build_comps(p, c);
+    if (built < 0) {
+        for (unsigned i = 0; i < nt; i++) {
+            free(c[i].tasks);
+            hwloc_bitmap_free(c[i].home);
+            hwloc_bitmap_free(c[i].region);
+        }
+        free(c);
+        hwloc_bitmap_free(freeu);
+        return ngi_fail(err, errlen, "out of memory");
+    }
+    unsigned nc = (unsigned)built;
     group_extras(p, c, nc);
     give_extras(p, c, nc);
     extras_to_gpus(p, c, nc, cpu_tasks);
@@ -530,12 +532,53 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
 
 /* ---- sharing cores ----------------------------------------------------- */
 
-void ngi_plan_share_cores(ngi_planner *p)
+static int least_loaded(const unsigned *load, unsigned n)
+{
+    int best = -1;
+    for (unsigned u = 0; u < n; u++)
+        if (best < 0 || load[u] < load[best])
+            best = (int)u;
+    return best;
+}
+
+/* A GPU task: the least-loaded core of its home below @limit, else the
+ * nearest core below it (distance, package, L3), with a warning. */
+static int least_loaded_near(ngi_planner *p, unsigned t, const unsigned *load, unsigned limit)
+{
+    int best = -1, u;
+    hwloc_bitmap_foreach_begin(u, p->home[t]) {
+        if (load[u] < limit && (best < 0 || load[u] < load[best]))
+            best = u;
+    } hwloc_bitmap_foreach_end();
+    if (best >= 0)
+        return best;
+    rank br = {0, 0, 0, 0};
+    for (unsigned u2 = 0; u2 < p->n_units; u2++) {
+        if (load[u2] >= limit)
+            continue;
+        rank r = rank_of(p, p->home[t], (unsigned)p->units[u2].dom);
+        int cmp = best < 0 ? -1 : rank_cmp(r, br);
+        if (cmp < 0 || (cmp == 0 && load[u2] < load[best])) {
+            best = (int)u2;
+            br = r;
+        }
+    }
+    ngi_plan_warn(p->plan, "not enough cores local to each task's GPU(s): some tasks get cores "
+                          "farther away");
+    return best;
+}
+
+int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, n = p->n_units;
     unsigned limit = (nt + n - 1) / n;
     unsigned *load = calloc(n, sizeof *load);
     unsigned *order = malloc(nt * sizeof *order), k = 0;
+    if (!load || !order) {
+        free(load);
+        free(order);
+        return ngi_fail(err, errlen, "out of memory");
+    }
     for (unsigned t = 0; t < nt; t++)
         if (p->home[t])
             order[k++] = t;
@@ -545,33 +588,7 @@ void ngi_plan_share_cores(ngi_planner *p)
             order[k++] = t;
     for (unsigned j = 0; j < nt; j++) {
         unsigned t = order[j];
-        int best = -1;
-        if (p->home[t]) {
-            int u;
-            hwloc_bitmap_foreach_begin(u, p->home[t]) {
-                if (load[u] < limit && (best < 0 || load[u] < load[best]))
-                    best = u;
-            } hwloc_bitmap_foreach_end();
-            if (best < 0) {
-                rank br = {0, 0, 0, 0};
-                for (unsigned u2 = 0; u2 < n; u2++) {
-                    if (load[u2] >= limit)
-                        continue;
-                    rank r = rank_of(p, p->home[t], (unsigned)p->units[u2].dom);
-                    int cmp = best < 0 ? -1 : rank_cmp(r, br);
-                    if (cmp < 0 || (cmp == 0 && load[u2] < load[best])) {
-                        best = (int)u2;
-                        br = r;
-                    }
-                }
-                ngi_plan_warn(p->plan, "not enough cores local to each task's GPU(s): some "
-                                      "tasks get cores farther away");
-            }
-        } else {
-            for (unsigned u2 = 0; u2 < n; u2++)
-                if (best < 0 || load[u2] < load[best])
-                    best = (int)u2;
-        }
+        int best = p->home[t] ? least_loaded_near(p, t, load, limit) : least_loaded(load, n);
         load[best]++;
         hwloc_bitmap_set(p->slice[t], (unsigned)best);
         hwloc_bitmap_set(p->used, (unsigned)best);
@@ -582,4 +599,5 @@ void ngi_plan_share_cores(ngi_planner *p)
     ngi_plan_record_cut(p, order, nt, n, NGI_CUT_WHAT_SHARED, &none);
     free(load);
     free(order);
+    return 0;
 }

@@ -1,13 +1,24 @@
-/* One sentence per task for ng_plan_explain: why its slice (the size, then
- * where its cores are and what decided the cut), then which -c or policy
- * would give what. Every alternative named was planned again with
- * ng_plan_compute and checked first: a sentence never promises what the
- * planner would not do. Alternatives are planned once each (ngi_why.alts).
+/* The lines that explain one task for ng_plan_explain (docs/planner.md,
+ * "Explaining a plan"; its terms in "Glossary"):
+ *
+ *   1. the plain reason for its size, one sentence;
+ *   2. where its cores are (a GPU task: seen from its GPU's node);
+ *   3. how the cores were split among the tasks of its cut, and what won;
+ *   4. what stays idle and why;
+ *   5. one line per alternative: the -c or modifier, and what it gives.
+ *
+ * Every line is at most NGI_WHY_LINE characters and names no task's own
+ * node or CPU numbers (the plan's table has them), so alike tasks read the
+ * same and the CLI prints them once ("tasks 0-15: ..."). A sentence counts
+ * cores or CPUs, never both. Every alternative was planned again with
+ * ng_plan_compute before it is named: its line says what that plan gives
+ * this task, and explain.c keeps its arguments, CPUs and memory nodes.
  */
 #include "private/plan.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct sbuf {
@@ -15,15 +26,17 @@ typedef struct sbuf {
     size_t len, used;
 } sbuf;
 
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *b, const char *fmt, ...)
+/* A new line (the first has no '\n' before it), cut at NGI_WHY_LINE. */
+static void line(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(sbuf *b, const char *fmt, ...)
 {
-    if (b->used + 1 >= b->len)
-        return;
+    char one[NGI_WHY_LINE + 64];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(b->buf + b->used, b->len - b->used, fmt, ap);
+    vsnprintf(one, sizeof one, fmt, ap);
     va_end(ap);
+    one[NGI_WHY_LINE] = '\0';
+    int n = snprintf(b->buf + b->used, b->len - b->used, "%s%s", b->used ? "\n" : "", one);
     if (n > 0)
         b->used = b->used + (size_t)n < b->len ? b->used + (size_t)n : b->len - 1;
 }
@@ -37,10 +50,31 @@ void ngi_why_units(const ngi_planner *p, const ng_plan *plan, unsigned t, hwloc_
             hwloc_bitmap_set(out, u);
 }
 
+const char *ngi_why_family_words(const char *family)
+{
+    static const char *const words[][2] = {
+        {"consecutive", "in task order"},
+        {"moved", "in task order, the +1s moved"},
+        {"numa-aligned", "one NUMA node per task"},
+        {"package-aligned", "one socket per task"},
+        {"group-aligned", "one CPU group per task"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcmp(words[i][0], family) == 0)
+            return words[i][1];
+    return family;
+}
+
+static const char *plural(unsigned n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
 /* ---- alternatives -------------------------------------------------------- */
 
 /* The request with another -c and modifiers, planned once; NULL if it
- * cannot be planned (or no room is left to keep it). */
+ * cannot be planned (or no room is left to keep it). Only -c and the
+ * modifiers change: the alternative's arguments replace exactly those. */
 static const ng_plan *alt(ngi_why *w, unsigned cpus_per_task, unsigned mods)
 {
     for (unsigned i = 0; i < w->n_alts; i++)
@@ -51,9 +85,7 @@ static const ng_plan *alt(ngi_why *w, unsigned cpus_per_task, unsigned mods)
     ng_plan_request r = *w->req;
     r.cpus_per_task = cpus_per_task;
     r.policy.mods = mods;
-    r.policy.kind = NG_POLICY_LOCAL; /* binds CPUs: the slices are what is compared */
-    r.policy.has_nodes = 0;
-    r.net.mode = NG_NET_OFF;
+    r.net.mode = NG_NET_OFF; /* NICs change no CPU and no memory node */
     ng_plan *pl = NULL;
     if (ng_plan_compute(w->topo, &r, &pl, NULL, 0) < 0)
         pl = NULL;
@@ -70,16 +102,16 @@ void ngi_why_free(ngi_why *w)
     w->n_alts = 0;
 }
 
-/* Task @t of @pl: its cores, NUMA domains and packages. */
+/* Task @t of @pl: its cores, PUs, NUMA domains and packages. */
 typedef struct shape {
-    unsigned cores, doms, pkgs;
+    unsigned cores, pus, doms, pkgs;
 } shape;
 
 static shape shape_of(const ngi_why *w, const ng_plan *pl, unsigned t, hwloc_bitmap_t doms)
 {
     const ngi_planner *p = w->p;
     hwloc_bitmap_t units = hwloc_bitmap_alloc(), pk = hwloc_bitmap_alloc();
-    shape s = {0, 0, 0};
+    shape s = {0, 0, 0, 0};
     int u;
     ngi_why_units(p, pl, t, units);
     hwloc_bitmap_zero(doms);
@@ -88,6 +120,7 @@ static shape shape_of(const ngi_why *w, const ng_plan *pl, unsigned t, hwloc_bit
         hwloc_bitmap_set(doms, (unsigned)p->units[u].dom);
         hwloc_bitmap_set(pk, (unsigned)(p->units[u].pkg + 1));
     } hwloc_bitmap_foreach_end();
+    s.pus = ng_plan_task(pl, t)->cpus ? (unsigned)hwloc_bitmap_weight(ng_plan_task(pl, t)->cpus) : 0;
     s.doms = (unsigned)hwloc_bitmap_weight(doms);
     s.pkgs = (unsigned)hwloc_bitmap_weight(pk);
     hwloc_bitmap_free(units);
@@ -122,88 +155,157 @@ static void gpu_doms(const ngi_why *w, unsigned t, hwloc_bitmap_t out)
     }
 }
 
-/* OS indices of the memory nodes of domains @doms, as a list. */
-static void node_list(const ngi_why *w, hwloc_const_bitmap_t doms, char *buf, size_t len)
+/* Packages (+1) of the allocated units local to task @t's GPUs. */
+static void gpu_pkgs(const ngi_why *w, unsigned t, hwloc_bitmap_t out)
 {
-    hwloc_bitmap_t os = hwloc_bitmap_alloc();
-    int d;
-    hwloc_bitmap_foreach_begin(d, doms) {
-        hwloc_bitmap_set(os, ng_topology_numa(w->topo, (unsigned)w->p->doms[d].mem)->os_index);
+    const ng_task_plan *tp = ng_plan_task(w->plan, t);
+    hwloc_bitmap_zero(out);
+    for (unsigned u = 0; u < w->p->n_units; u++)
+        for (unsigned k = 0; k < tp->n_gpus; k++)
+            if (hwloc_bitmap_intersects(w->p->units[u].pus,
+                                        ng_topology_gpu(w->topo, (unsigned)tp->gpus[k])->cpus))
+                hwloc_bitmap_set(out, (unsigned)(w->p->units[u].pkg + 1));
+}
+
+/* Task @t of @pl lies in the packages @pk (+1 ids)? */
+static int within_pkgs(const ngi_why *w, const ng_plan *pl, unsigned t, hwloc_const_bitmap_t pk)
+{
+    hwloc_bitmap_t units = hwloc_bitmap_alloc();
+    int in = 1, u;
+    ngi_why_units(w->p, pl, t, units);
+    hwloc_bitmap_foreach_begin(u, units) {
+        in &= hwloc_bitmap_isset(pk, (unsigned)(w->p->units[u].pkg + 1));
     } hwloc_bitmap_foreach_end();
-    if (ng_list_format(os, buf, len) < 0)
-        snprintf(buf, len, "(many)");
-    hwloc_bitmap_free(os);
+    hwloc_bitmap_free(units);
+    return in;
 }
 
-/* ---- the parts of a sentence ------------------------------------------- */
-
-static const char *cores_word(unsigned n)
+/* Keep alternative @pl for task @t: its arguments, what it gives, the line. */
+static void offer(ngi_why *w, const ng_plan *pl, unsigned t, ngi_why_alt *alts, unsigned *n,
+                  const char *opt, const char *val, sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
+static void offer(ngi_why *w, const ng_plan *pl, unsigned t, ngi_why_alt *alts, unsigned *n,
+                  const char *opt, const char *val, sbuf *b, const char *fmt, ...)
 {
-    return n == 1 ? "core" : "cores";
+    if (*n >= NGI_WHY_TASK_ALTS)
+        return;
+    for (unsigned k = 0; k < *n; k++)
+        if (strcmp(alts[k].opt, opt) == 0 && strcmp(alts[k].val, val) == 0)
+            return; /* offered already, in other words */
+    ngi_why_alt *a = &alts[*n];
+    char list[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->says, sizeof a->says, fmt, ap);
+    va_end(ap);
+    const ng_task_plan *tp = ng_plan_task(pl, t);
+    if (ng_list_format(tp->cpus, list, sizeof list) < 0)
+        return; /* too long to keep: not offered */
+    a->cpus = strdup(list);
+    a->mems = tp->mem_nodes ? hwloc_bitmap_dup(tp->mem_nodes) : hwloc_bitmap_alloc();
+    if (!a->cpus || !a->mems) {
+        free(a->cpus);
+        hwloc_bitmap_free(a->mems);
+        a->cpus = NULL;
+        a->mems = NULL;
+        return;
+    }
+    snprintf(a->opt, sizeof a->opt, "%s", opt);
+    snprintf(a->val, sizeof a->val, "%s", val);
+    line(b, "%s", a->says);
+    (*n)++;
+    (void)w;
 }
 
-static void size_part(const ngi_why *w, unsigned t, sbuf *b)
+/* The request's --numa-policy with modifiers @mods. */
+static void policy_with(const ngi_why *w, unsigned mods, char *buf, size_t len)
+{
+    ng_policy pol = w->req->policy;
+    pol.mods = mods;
+    if (ngi_policy_format(&pol, buf, len) < 0)
+        snprintf(buf, len, "local%s", mods & NG_MOD_WIDE ? ",wide" : "");
+}
+
+/* ---- 1. the reason ------------------------------------------------------ */
+
+static void gpu_reason(const ngi_why *w, unsigned t, sbuf *b)
+{
+    const ngi_task_sizing *ts = &w->plan->tsz[t];
+    const ng_task_plan *tp = ng_plan_task(w->plan, t);
+    unsigned cores = w->terms[t].cores;
+    const char *where = tp->gpu_remote ? "the socket nearest its GPU" : "its GPU's socket";
+    char whom[32] = "for it";
+    if (ts->pkg_tasks > 1)
+        snprintf(whom, sizeof whom, "for %u GPU tasks", ts->pkg_tasks);
+    if (tp->widened)
+        line(b, "%u %s: %s has only %u allocated %s %s, under half the even share", cores,
+             plural(cores, "core", "cores"), where, ts->pkg_units, plural(ts->pkg_units, "core", "cores"),
+             whom);
+    else
+        line(b, "%u %s: %s has %u allocated %s %s", cores, plural(cores, "core", "cores"), where,
+             ts->pkg_units, plural(ts->pkg_units, "core", "cores"), whom);
+}
+
+static void reason(const ngi_why *w, unsigned t, sbuf *b)
 {
     const ngi_sizing *z = &w->plan->sizing;
-    const ngi_task_sizing *ts = &w->plan->tsz[t];
-    unsigned nt = w->plan->ntasks, cores = w->terms[t].cores;
+    const ng_task_plan *tp = ng_plan_task(w->plan, t);
+    unsigned nt = w->plan->ntasks, cores = w->terms[t].cores, even = z->units / nt;
     if (z->shared)
-        put(b, "%u tasks share %u cores: one core each", nt, z->units);
+        line(b, "one core, shared: %u tasks on %u cores", nt, z->units);
     else if (z->fixed)
-        put(b, "%u %s: --cpus-per-task %u asks for them and the step has them for every task",
-            cores, cores_word(cores), w->req->cpus_per_task);
-    else if (ts->capped)
-        put(b, "%u %s: %s has %u allocated cores for %u GPU task%s", cores, cores_word(cores),
-            ng_plan_task(w->plan, t)->gpu_remote ? "the package of the node nearest its GPU"
-                                                 : "its GPU's package",
-            ts->pkg_units, ts->pkg_tasks, ts->pkg_tasks > 1 ? "s" : "");
+        line(b, "%u %s, as --cpus-per-task %u asks", tp->cpus ? (unsigned)hwloc_bitmap_weight(tp->cpus)
+             : cores * z->smt, "CPUs", w->req->cpus_per_task);
+    else if (w->plan->tsz[t].capped || tp->widened)
+        gpu_reason(w, t, b);
+    else if ((cores == z->base || (cores == z->base + 1 && z->extra)) && z->base == even)
+        line(b, "%u %s: the even share of %u allocated cores over %u tasks%s", cores,
+             plural(cores, "core", "cores"), z->units, nt, cores > z->base ? ", plus one left over" : "");
     else if (cores == z->base || (cores == z->base + 1 && z->extra))
-        put(b, "%u %s: the even share of the %u allocated cores over %u tasks is %u%s", cores,
-            cores_word(cores), z->units, nt, z->base, cores > z->base ? ", +1 of the cores left over" : "");
+        line(b, "%u %s: an even share of the cores the GPU tasks kept on their sockets leave%s",
+             cores, plural(cores, "core", "cores"), cores > z->base ? ", plus one" : "");
     else
-        put(b, "%u %s, where the even share of the %u allocated cores over %u tasks is %u: "
-            "the cut sized it", cores, cores_word(cores), z->units, nt, z->base);
+        line(b, "%u %s, against an even share of %u: the split of the cores gave it %s", cores,
+             plural(cores, "core", "cores"), z->base, cores > z->base ? "more" : "fewer");
 }
 
-static void gpu_place(const ngi_why *w, unsigned t, sbuf *b)
+/* ---- 2. where ----------------------------------------------------------- */
+
+static void gpu_where(const ngi_why *w, unsigned t, sbuf *b)
 {
     const ng_task_terms *x = &w->terms[t];
-    hwloc_bitmap_t gd = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
-    char on[64], off[64];
-    gpu_doms(w, t, gd);
-    shape_of(w, w->plan, t, mine);
-    node_list(w, gd, on, sizeof on);
-    hwloc_bitmap_andnot(mine, mine, gd);
-    node_list(w, mine, off, sizeof off);
-    if (ng_plan_task(w->plan, t)->gpu_remote)
-        put(b, "; its GPU has no allowed local core: node %d, the nearest by distance",
-            x->main_node);
+    const ng_task_plan *tp = ng_plan_task(w->plan, t);
+    const char *gnode = tp->n_gpus > 1 ? "its GPUs' nodes" : "its GPU's node";
+    unsigned near = x->cores - x->off_cores, others = x->nodes > 1 ? x->nodes - 1 : 1;
+    if (tp->gpu_remote)
+        line(b, "its GPU has no allocated core of its own: it is on the nearest node (distance %u)",
+             x->off_distance);
     else if (!x->off_cores)
-        put(b, "; all on its GPU's node %s", on);
+        line(b, "all on %s", gnode);
+    else if (!near)
+        line(b, "none on %s: its cores there went to other tasks; these are the nearest", gnode);
     else
-        put(b, "; %u on its GPU's node %s and %u on node %s (distance %u, %s), the nearest "
-            "free cores", x->cores - x->off_cores, on, x->off_cores, off, x->off_distance,
-            x->packages > 1 ? "across packages" : "same package");
-    hwloc_bitmap_free(gd);
-    hwloc_bitmap_free(mine);
+        line(b, "%u on %s, %u on %s %s distance %u (%s)", near, gnode, x->off_cores,
+             others == 1 ? "the next node" : "other nodes", others == 1 ? "at" : "up to",
+             x->off_distance, x->packages > 1 ? "another socket" : "the same socket");
+    const ngi_policy_info *pi = ngi_policy_info_of(w->req->policy.kind);
+    if (tp->widened && pi && (pi->nodes == NGI_NODES_TASK || pi->nodes == NGI_NODES_TASK_GPU_FIRST))
+        line(b, "its memory stays on %s, beside the GPU", gnode);
 }
 
-static void cpu_place(const ngi_why *w, unsigned t, sbuf *b)
+static void cpu_where(const ngi_why *w, unsigned t, sbuf *b)
 {
     const ng_task_terms *x = &w->terms[t];
-    hwloc_bitmap_t doms = hwloc_bitmap_alloc();
-    char list[64];
-    shape_of(w, w->plan, t, doms);
-    node_list(w, doms, list, sizeof list);
     if (x->nodes == 1)
-        put(b, "; inside node %s%s", list, x->groups == 1 && w->p->n_grps > w->p->n_doms
-            ? ", in one CPU group" : "");
+        line(b, "inside one NUMA node%s", x->groups == 1 && w->p->n_grps > w->p->n_doms
+             ? ", in one CPU group" : "");
     else
-        put(b, "; over nodes %s (effective %.1f of %u cores)", list, x->effective, x->cores);
-    hwloc_bitmap_free(doms);
+        line(b, "over %u NUMA nodes: %.1f effective cores of %u", x->nodes, x->effective, x->cores);
 }
 
-static void cut_part(const ngi_why *w, unsigned t, sbuf *b)
+/* ---- 3. the split ------------------------------------------------------- */
+
+static void split(const ngi_why *w, unsigned t, sbuf *b)
 {
     const ng_task_terms *x = &w->terms[t];
     if (x->cut < 0)
@@ -211,32 +313,38 @@ static void cut_part(const ngi_why *w, unsigned t, sbuf *b)
     const ng_plan_cut *c = &w->cuts[x->cut];
     if (c->n_tasks < 2 || c->chosen < 0)
         return;
-    put(b, "; the %s cut of %u cores among %u tasks won (%s)", c->candidates[c->chosen].family,
-        c->cores, c->n_tasks, c->decided);
+    line(b, "the %u cores were split among %u tasks, %s", c->cores, c->n_tasks,
+         ngi_why_family_words(c->candidates[c->chosen].family));
+    line(b, "that split won by %s", c->decided);
 }
 
-/* ---- alternatives, each checked on its own plan -------------------------- */
+/* ---- 4. idle cores and 5. alternatives ------------------------------------ */
 
-static void idle_alternatives(ngi_why *w, unsigned t, sbuf *b)
+/* Cores GPU tasks kept on their sockets leave idle: -c or wide use them. */
+static void idle_kept(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsigned *n)
 {
     unsigned idle = idle_in(w, w->plan), mods = w->req->policy.mods;
     unsigned even = w->p->n_units / w->plan->ntasks, smt = w->plan->sizing.smt;
     hwloc_bitmap_t doms = hwloc_bitmap_alloc();
-    put(b, "; %u allocated cores stay idle on other packages", idle);
+    char val[96];
+    line(b, "%u allocated %s on other sockets %s idle (the plan warns)", idle,
+         plural(idle, "core", "cores"), plural(idle, "stays", "stay"));
     const ng_plan *c = even > w->terms[t].cores ? alt(w, even * smt, mods) : NULL;
-    const ng_plan *wide = alt(w, 0, mods | NG_MOD_WIDE);
-    int by_c = c && idle_in(w, c) < idle, by_wide = wide && idle_in(w, wide) < idle;
-    shape sc = by_c ? shape_of(w, c, t, doms) : (shape){0, 0, 0};
-    shape sw = by_wide ? shape_of(w, wide, t, doms) : (shape){0, 0, 0};
-    if (by_c && by_wide && sc.cores == sw.cores && sc.pkgs == sw.pkgs)
-        put(b, ": --cpus-per-task %u or the modifier wide would give each task %u cores over "
-            "%u packages", even * smt, sc.cores, sc.pkgs);
-    else if (by_c)
-        put(b, ": --cpus-per-task %u would give this task %u cores over %u packages", even * smt,
-            sc.cores, sc.pkgs);
-    if (by_wide && !(by_c && sc.cores == sw.cores && sc.pkgs == sw.pkgs))
-        put(b, "%s the modifier wide would give it %u cores over %u packages", by_c ? "; " : ":",
-            sw.cores, sw.pkgs);
+    if (c && idle_in(w, c) < idle) {
+        shape s = shape_of(w, c, t, doms);
+        snprintf(val, sizeof val, "%u", even * smt);
+        offer(w, c, t, alts, n, "--cpus-per-task", val, b,
+              "--cpus-per-task %u would use them: %u CPUs for it, over %u %s", even * smt, s.pus,
+              s.pkgs, plural(s.pkgs, "socket", "sockets"));
+    }
+    const ng_plan *wide = alt(w, w->req->cpus_per_task, mods | NG_MOD_WIDE);
+    if (wide && idle_in(w, wide) < idle) {
+        shape s = shape_of(w, wide, t, doms);
+        policy_with(w, mods | NG_MOD_WIDE, val, sizeof val);
+        offer(w, wide, t, alts, n, "--numa-policy", val, b,
+              "--numa-policy %s would use them: %u cores for it, over %u %s", val, s.cores,
+              s.pkgs, plural(s.pkgs, "socket", "sockets"));
+    }
     hwloc_bitmap_free(doms);
 }
 
@@ -247,7 +355,6 @@ static unsigned home_share(const ngi_why *w, unsigned t)
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), theirs = hwloc_bitmap_alloc();
     unsigned units = 0, tasks = 0;
     const ng_task_plan *tp = ng_plan_task(w->plan, t);
-    hwloc_bitmap_zero(mine);
     for (unsigned k = 0; k < tp->n_gpus; k++)
         hwloc_bitmap_or(mine, mine, ng_topology_gpu(w->topo, (unsigned)tp->gpus[k])->cpus);
     for (unsigned u = 0; u < w->p->n_units; u++)
@@ -264,29 +371,60 @@ static unsigned home_share(const ngi_why *w, unsigned t)
     return tasks ? units / tasks : 0;
 }
 
-static void gpu_alternatives(ngi_why *w, unsigned t, sbuf *b)
+/* A widened task: the -c of its package share keeps it on its socket. */
+static void widened_alt(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsigned *n)
+{
+    const ngi_task_sizing *ts = &w->plan->tsz[t];
+    unsigned smt = w->plan->sizing.smt, k = ts->pkg_tasks ? ts->pkg_units / ts->pkg_tasks : 0;
+    hwloc_bitmap_t pk = hwloc_bitmap_alloc();
+    gpu_pkgs(w, t, pk);
+    const ng_plan *a = k ? alt(w, k * smt, w->req->policy.mods) : NULL;
+    if (a && !hwloc_bitmap_iszero(pk) && within_pkgs(w, a, t, pk)) {
+        char val[16];
+        snprintf(val, sizeof val, "%u", k * smt);
+        offer(w, a, t, alts, n, "--cpus-per-task", val, b,
+              "--cpus-per-task %u would keep it on its GPU's socket: %u CPUs", k * smt,
+              (unsigned)hwloc_bitmap_weight(ng_plan_task(a, t)->cpus));
+    }
+    hwloc_bitmap_free(pk);
+}
+
+static void gpu_alternatives(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsigned *n)
 {
     const ng_task_terms *x = &w->terms[t];
     const ng_plan_request *r = w->req;
     unsigned mods = r->policy.mods, smt = w->plan->sizing.smt;
     hwloc_bitmap_t doms = hwloc_bitmap_alloc(), gd = hwloc_bitmap_alloc();
+    char val[96];
     gpu_doms(w, t, gd);
-    if (ng_plan_task(w->plan, t)->note)
-        idle_alternatives(w, t, b);
+    if (ng_plan_task(w->plan, t)->note && !ng_plan_task(w->plan, t)->widened &&
+        idle_in(w, w->plan))
+        idle_kept(w, t, b, alts, n);
     unsigned k = home_share(w, t);
     const ng_plan *a = x->off_cores && k && k < x->cores ? alt(w, k * smt, mods) : NULL;
-    if (a && shape_of(w, a, t, doms).cores == k && hwloc_bitmap_isincluded(doms, gd))
-        put(b, "; --cpus-per-task %u keeps it on its GPU's node (%u cores)", k * smt, k);
+    if (a && shape_of(w, a, t, doms).cores == k && hwloc_bitmap_isincluded(doms, gd)) {
+        snprintf(val, sizeof val, "%u", k * smt);
+        offer(w, a, t, alts, n, "--cpus-per-task", val, b,
+              "--cpus-per-task %u would keep it on %s: %u CPUs", k * smt,
+              ng_plan_task(w->plan, t)->n_gpus > 1 ? "its GPUs' nodes" : "its GPU's node",
+              shape_of(w, a, t, doms).pus);
+    }
+    if (ng_plan_task(w->plan, t)->widened)
+        widened_alt(w, t, b, alts, n);
     if (x->packages > 1 && (mods & NG_MOD_WIDE)) {
         a = alt(w, r->cpus_per_task, mods & ~(unsigned)NG_MOD_WIDE);
-        if (a && shape_of(w, a, t, doms).pkgs == 1)
-            put(b, "; without wide it keeps to its GPU's package (%u cores)",
-                shape_of(w, a, t, doms).cores);
+        if (a && shape_of(w, a, t, doms).pkgs == 1) {
+            policy_with(w, mods & ~(unsigned)NG_MOD_WIDE, val, sizeof val);
+            offer(w, a, t, alts, n, "--numa-policy", val, b,
+                  "--numa-policy %s (no wide) would keep it on one socket: %u cores", val,
+                  shape_of(w, a, t, doms).cores);
+        }
     } else if (x->packages > 1 && r->cpus_per_task) {
         a = alt(w, 0, mods);
         if (a && shape_of(w, a, t, doms).pkgs == 1)
-            put(b, "; without --cpus-per-task it keeps to its GPU's package (%u cores)",
-                shape_of(w, a, t, doms).cores);
+            offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
+                  "--cpus-per-task 0 (none) would keep it on one socket: %u cores",
+                  shape_of(w, a, t, doms).cores);
     }
     hwloc_bitmap_free(doms);
     hwloc_bitmap_free(gd);
@@ -303,61 +441,80 @@ static unsigned no_straddle_size(ngi_why *w)
             top = w->terms[t].cores;
     unsigned found = 0;
     for (unsigned k = top, tries = 0; k >= 1 && tries < 24 && !found; k--, tries++) {
-        ng_plan_request r = *w->req;
-        r.cpus_per_task = k * smt;
-        r.net.mode = NG_NET_OFF;
-        r.policy.kind = NG_POLICY_LOCAL;
-        r.policy.has_nodes = 0;
-        ng_plan *a = NULL;
-        int all_in_one = ng_plan_compute(w->topo, &r, &a, NULL, 0) == 0;
+        const ng_plan *a = alt(w, k * smt, w->req->policy.mods);
+        int all_in_one = a != NULL;
         for (unsigned t = 0; all_in_one && t < nt; t++)
             all_in_one = shape_of(w, a, t, doms).doms == 1;
         found = all_in_one ? k : 0;
-        ng_plan_free(a);
+        /* keep the one found only: the cache holds a few plans */
+        if (!found && w->n_alts && w->alts[w->n_alts - 1].plan == a) {
+            ng_plan_free(w->alts[w->n_alts - 1].plan);
+            w->n_alts--;
+        }
     }
     hwloc_bitmap_free(doms);
     return found;
 }
 
-static void cpu_alternatives(ngi_why *w, unsigned t, sbuf *b)
+static void cpu_alternatives(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsigned *n)
 {
     const ngi_sizing *z = &w->plan->sizing;
-    if (w->terms[t].nodes > 1 && !z->shared) {
+    hwloc_bitmap_t doms = hwloc_bitmap_alloc();
+    char val[16];
+    if (w->terms[t].nodes > 1) {
         if (!w->straddle_size_known) {
             w->straddle_size = no_straddle_size(w);
             w->straddle_size_known = 1;
         }
-        if (w->straddle_size)
-            put(b, "; --cpus-per-task %u keeps every task inside one NUMA node (%u cores each)",
-                w->straddle_size * z->smt, w->straddle_size);
+        const ng_plan *a = w->straddle_size ? alt(w, w->straddle_size * z->smt, w->req->policy.mods)
+                                            : NULL;
+        if (a) {
+            snprintf(val, sizeof val, "%u", w->straddle_size * z->smt);
+            offer(w, a, t, alts, n, "--cpus-per-task", val, b,
+                  "--cpus-per-task %u would keep every task inside one NUMA node: %u CPUs each",
+                  w->straddle_size * z->smt, w->straddle_size * z->smt);
+        }
     }
-    unsigned idle = z->fixed ? idle_in(w, w->plan) : 0;
-    const ng_plan *a = idle ? alt(w, 0, w->req->policy.mods) : NULL;
-    hwloc_bitmap_t doms = hwloc_bitmap_alloc();
-    if (a)
-        put(b, "; --cpus-per-task leaves %u allocated cores idle, as asked (without it, %u cores)",
-            idle, shape_of(w, a, t, doms).cores);
     hwloc_bitmap_free(doms);
 }
 
-void ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len)
+/* -c as a size leaving allocated cores idle: said, and what none gives. */
+static void fixed_idle(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsigned *n)
+{
+    unsigned idle = idle_in(w, w->plan);
+    hwloc_bitmap_t doms = hwloc_bitmap_alloc();
+    if (idle) {
+        line(b, "--cpus-per-task leaves %u allocated %s idle, as asked", idle,
+             plural(idle, "core", "cores"));
+        const ng_plan *a = alt(w, 0, w->req->policy.mods);
+        if (a)
+            offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
+                  "--cpus-per-task 0 (none) would give it %u cores", shape_of(w, a, t, doms).cores);
+    }
+    hwloc_bitmap_free(doms);
+}
+
+unsigned ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len, ngi_why_alt *alts)
 {
     sbuf b = {buf, len, 0};
+    unsigned n = 0;
     buf[0] = '\0';
     int gpu = ng_plan_task(w->plan, t)->n_gpus > 0;
-    size_part(w, t, &b);
+    reason(w, t, &b);
     if (gpu)
-        gpu_place(w, t, &b);
+        gpu_where(w, t, &b);
     else
-        cpu_place(w, t, &b);
-    cut_part(w, t, &b);
-    if (w->plan->sizing.shared) {
-        put(&b, ".");
-        return;
-    }
+        cpu_where(w, t, &b);
+    split(w, t, &b);
+    /* Alternatives move CPUs: none for a policy that binds none. */
+    const ngi_policy_info *pi = ngi_policy_info_of(w->req->policy.kind);
+    if (w->plan->sizing.shared || !pi || !pi->binds_cpus)
+        return 0;
+    if (w->plan->sizing.fixed)
+        fixed_idle(w, t, &b, alts, &n);
     if (gpu)
-        gpu_alternatives(w, t, &b);
+        gpu_alternatives(w, t, &b, alts, &n);
     else
-        cpu_alternatives(w, t, &b);
-    put(&b, ".");
+        cpu_alternatives(w, t, &b, alts, &n);
+    return n;
 }

@@ -190,7 +190,8 @@ struct ng_plan {
     char warnings[NGI_MAX_WARNINGS][256];
     ngi_cut_record *cuts;    /* the cuts made, in order (explain.c) */
     unsigned n_cuts;
-    char note[256];          /* ng_task_plan.note of GPU tasks (bound.c) */
+    char note[256];          /* ng_task_plan.note of GPU tasks kept (bound.c) */
+    char note_widened[128];  /* ... and of widened ones */
     ngi_sizing sizing;       /* how the sizes were set (explain.c) */
     ngi_task_sizing *tsz;    /* per task (explain.c) */
 };
@@ -204,6 +205,8 @@ typedef struct ngi_pkg_groups {
     unsigned *k;           /* per group: GPU tasks */
     unsigned *room;        /* per group: units its tasks may still take as +1s */
     int *capped;           /* per group: its packages cannot give each task the level */
+    int *released;         /* per group: too few cores there (rule 2): sized and seated
+                              like CPU-only tasks, memory still on its GPUs' nodes */
 } ngi_pkg_groups;
 
 typedef struct ngi_planner {
@@ -231,6 +234,11 @@ typedef struct ngi_planner {
 /* common.c */
 void ngi_plan_warn(ng_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n);
+/** GPU tasks (p->home[t] set) whose @p sets overlap, transitively, are one
+ *  group: @p id[t] its number (in order of each group's first task), -1
+ *  for CPU-only tasks. Returns the number of groups, -1 without memory.
+ *  bound.c groups by package, seat.c by home. */
+int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id);
 
 /* domains.c: units in domain-major order, domains, distances. */
 int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
@@ -244,6 +252,9 @@ unsigned ngi_plan_node_dist(const ngi_planner *p, int a, int b, int same_pkg);
  *  p->extra for the rest. 0, or -1 without memory. */
 int ngi_plan_bound_sizes(ngi_planner *p);
 void ngi_plan_free_groups(ngi_pkg_groups *g, unsigned nt);
+/** 1 if GPU task @p t's package group was released (rule 2: its packages
+ *  hold less than half its even share). */
+int ngi_plan_released(const ngi_planner *p, unsigned t);
 /** 1 if task @p t may take one more unit as a +1 (always, when not bound). */
 int ngi_plan_has_room(const ngi_planner *p, unsigned t);
 void ngi_plan_take_room(ngi_planner *p, unsigned t);
@@ -261,7 +272,8 @@ int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d)
 
 /* seat.c: GPU tasks' slices; sharing when cores are scarce. */
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
-void ngi_plan_share_cores(ngi_planner *p);
+/** With fewer cores than tasks: one core each, tasks share; -1 without memory. */
+int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen);
 /** Keep a cut's record in the plan (cut.c; without memory it is left out). */
 void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
                          const ngi_cut_trace *trace);
@@ -318,8 +330,10 @@ int ngi_cut_family(const ngi_cut_line *line, int family, unsigned nt, unsigned s
 const char *ngi_cut_family_name(int family);
 
 /* why.c (above plan.c: it plans alternatives again with ng_plan_compute):
- * one sentence per task for ng_plan_explain (explain.c). */
-#define NGI_WHY_ALTS 12
+ * the lines of each task for ng_plan_explain (explain.c). */
+#define NGI_WHY_ALTS 12       /* plans kept (distinct -c / modifiers) */
+#define NGI_WHY_TASK_ALTS 4   /* alternatives offered per task */
+#define NGI_WHY_LINE 100      /* every line at most this long */
 typedef struct ngi_why {
     const ng_topology *topo;
     const ng_plan_request *req;
@@ -335,11 +349,23 @@ typedef struct ngi_why {
         ng_plan *plan;             /* NULL: could not be planned */
     } alts[NGI_WHY_ALTS];
 } ngi_why;
-/** Task @p t's sentence into @p buf. */
-void ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len);
+
+/** One task's alternatives as why.c finds them (explain.c keeps them). */
+typedef struct ngi_why_alt {
+    char opt[24], val[96];        /* the plan argument pair */
+    char says[NGI_WHY_LINE + 1];
+    char *cpus;                   /* malloc'd list */
+    hwloc_bitmap_t mems;
+} ngi_why_alt;
+
+/** Task @p t's lines into @p buf ('\n'-separated), its alternatives into
+ *  @p alts (at most NGI_WHY_TASK_ALTS; returns how many). */
+unsigned ngi_why_task(ngi_why *w, unsigned t, char *buf, size_t len, ngi_why_alt *alts);
 /** The units (indices into w->p->units) of task @p t of @p plan. */
 void ngi_why_units(const ngi_planner *p, const ng_plan *plan, unsigned t, hwloc_bitmap_t out);
 void ngi_why_free(ngi_why *w);
+/** Plain words for a cut family ("one NUMA node per task"). */
+const char *ngi_why_family_words(const char *family);
 
 /* mem.c */
 ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems);

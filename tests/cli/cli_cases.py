@@ -386,41 +386,61 @@ def explain(topo, *args):
     return (p["explain"] if p else None), err
 
 
-# --explain: the sentences name alternatives only after planning them.
+# --explain: the lines name alternatives only after planning them.
 x, err = explain(XE, "--tasks", "4", "--gpus-per-task", "1")
-ok(x and all("--cpus-per-task 28 keeps it on its GPU's node (14 cores)" in t["why"] and
+ok(x and all("--cpus-per-task 28 would keep it on its GPU's node: 28 CPUs" in t["why"] and
+             t["why"].startswith("28 cores: its GPU's socket has 56 allocated cores for 2 GPU tasks\n") and
              t["cores"] == 28 and t["off_cores"] == 14 and t["off_distance"] == 12 and
-             t["packages"] == 1 and t["note"] == "" for t in x["tasks"]),
+             t["packages"] == 1 and t["note"] == "" and
+             {"args": ["--cpus-per-task", "28"]}.items() <= t["alternatives"][0].items()
+             for t in x["tasks"]),
    "xe8640 4 GPU tasks --explain: 14 cores off the GPU's node at distance 12; -c 28 keeps them on it",
    err)
 check_plan("... and -c 28 does keep each on its GPU's node", XE,
            ["--tasks", "4", "--gpus-per-task", "1", "--cpus-per-task", "28"],
            cpus=[XE_NODE[3], XE_NODE[1], XE_NODE[7], XE_NODE[5]])
 x, err = explain(W, "--tasks", "2", "--gpus-per-task", "1", "--numa-policy", "local,cpuless")
-ok(x and all("4 allocated cores stay idle on other packages: --cpus-per-task 16 or the modifier "
-             "wide would give each task 4 cores over 2 packages" in t["why"] and
-             "package 1 stay idle" in t["note"] for t in x["tasks"]),
+ok(x and all("4 allocated cores on other sockets stay idle (the plan warns)\n--cpus-per-task 16 "
+             "would use them: 16 CPUs for it, over 2 sockets\n--numa-policy local,cpuless,wide would "
+             "use them: 4 cores for it, over 2 sockets" in t["why"] and
+             t["note"] == "kept on its GPU's socket: 4 allocated cores idle on other sockets" and
+             [a["args"] for a in t["alternatives"]] == [["--cpus-per-task", "16"],
+                                                        ["--numa-policy", "local,cpuless,wide"]]
+             for t in x["tasks"]),
    "witherspoon --explain: the idle socket, and the -c or modifier that would use it", err)
 x, err = explain(GH, "--tasks", "3", "--cpus", "0-47,72-143,216-239")
 cut = x and x["cuts"][0]
 ok(cut and cut["chosen"] == "numa-aligned" and cut["what"] == "CPU-only tasks" and
-   "a larger smallest effective slice: 36.0 cores against 30.0 for the consecutive cut" in cut["decided"]
+   "a larger smallest task: 36.0 effective cores, 30.0 split in task order" in cut["decided"]
    and {c["family"] for c in cut["candidates"]} >= {"consecutive", "moved", "numa-aligned"},
    "gh200 partial --explain: the candidates and what decided", err)
-ok(x and "--cpus-per-task 36 keeps every task inside one NUMA node (36 cores each)" in x["tasks"][2]["why"],
+ok(x and "--cpus-per-task 36 would keep every task inside one NUMA node: 36 CPUs each" in x["tasks"][2]["why"],
    "gh200 partial --explain: the -c that keeps every task inside one node", err)
 p, err = plan(GH, "--tasks", "3", "--cpus", "0-47,72-143,216-239", "--cpus-per-task", "36")
 ok(p and all(len(t["mem_nodes"]) == 1 and t["cores"] == 36 for t in p["tasks"]),
    "... and -c 36 does", err)
 rc, out, err = run("plan", "--topology", f"{TOPO}/{XE}", "--tasks", "4", "--gpus-per-task", "1", "--explain")
-ok(rc == 0 and "\nwhy (docs/planner.md" in out and "task 3: 28 cores, effective 25.7" in out and
-   "cut 3 (GPU tasks on their GPUs' cores and the nearest free ones 3, 28 cores): one task" in out,
-   "plan --explain text: terms, sentences and cuts after the table", out + err)
+ok(rc == 0 and "\nwhy (terms: docs/planner.md, \"Glossary\"):\n" in out and
+   "\ntasks 0-3: 28 cores: its GPU's socket has 56 allocated cores for 2 GPU tasks\n" in out and
+   "\nsplit " not in out and all(len(l) <= 100 for l in out.splitlines()[5:]),
+   "plan --explain text: alike tasks once, lines of at most 100 characters, no one-task split", out + err)
+# The idle-core warning: once, on stderr; quiet silences it; JSON lists it.
+for policy, want in (("local", True), ("local,quiet", False)):
+    rc, out, err = run("plan", "--topology", f"{TOPO}/jusuf-1xv100-epyc7742-nps4-hwloc1.xml", "--tasks",
+                       "1", "--gpus-per-task", "1", "--numa-policy", policy)
+    line = "numaguard: warning: 64 allocated cores stay idle: --cpus-per-task 256 or the modifier wide would use them"
+    ok(rc == 0 and (err.splitlines() == [line]) == want and "warning" not in out,
+       f"jusuf, 1 GPU task, {policy}: the idle-core warning {'on stderr once' if want else 'silenced'}", err)
+p, err = plan("jusuf-1xv100-epyc7742-nps4-hwloc1.xml", "--tasks", "1", "--gpus-per-task", "1",
+              "--numa-policy", "local,quiet")
+ok(p and p["warnings"] == ["64 allocated cores stay idle: --cpus-per-task 256 or the modifier wide would use them"],
+   "... and plan --json lists it in warnings[] (quiet or not)", err)
 env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES")}
 pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{XE}", "--local-rank", "1", "--local-size", "2",
                      "--gpus", "0,1", "--explain", "--", "true"], capture_output=True, text=True, env=env)
-ok(pr.returncode == 0 and "\nwhy        28 cores: its GPU's package has 56 allocated cores" in pr.stdout and
-   "\nnote       kept on its GPU's package: 56 allocated cores on package 1 stay idle" in pr.stdout,
+ok(pr.returncode == 0 and "\nwhy        28 cores: its GPU's socket has 56 allocated cores" in pr.stdout and
+   "\n           --numa-policy local,wide would use them: 56 cores for it, over 2 sockets\n" in pr.stdout and
+   "\nnote       kept on its GPU's socket: 56 allocated cores idle on other sockets" in pr.stdout,
    "exec --explain: this rank's terms, why and note", pr.stdout + pr.stderr)
 pr = subprocess.run([CLI, "exec", "--topology", f"{TOPO}/{XE}", "--local-rank", "1", "--local-size", "2",
                      "--gpus", "0,1", "--dry-run", "--", "true"], capture_output=True, text=True, env=env)

@@ -50,7 +50,8 @@ typedef struct ng_task_plan {
     int gpu_remote;                  /**< 1 if its GPU(s) had no allowed local core */
     /** What the slice alone does not say, for the verbose line (NULL if
      *  nothing): a GPU task kept on its GPU's package while allocated cores
-     *  elsewhere stay idle, and the -c or modifier that would use them. */
+     *  elsewhere stay idle (the plan's warning names the -c or modifier
+     *  that would use them), or widened beyond it (rule 2). */
     const char *note;
     /** The node of mem_nodes listed first (OS index), -1 if none: for
      *  prefer its GPU's node, else (and for local) the node holding most of
@@ -63,7 +64,13 @@ typedef struct ng_task_plan {
     const unsigned *nics;
     unsigned n_net_env;
     const ng_net_env *net_env;
+    /** 1 if its GPU's package(s) held less than half its even share of the
+     *  step's cores: it took the even share beyond them, nearest first,
+     *  memory still on its GPU's node(s) (docs/planner.md, rule 2). */
+    int widened;
 } ng_task_plan;
+/** ng_task_plan has the member widened (planner v4). */
+#define NG_PLAN_HAS_WIDENED 1
 
 /** Opaque: the per-task plans of one step on one node, with warnings.
  *  Immutable once computed: readable from several threads at once. */
@@ -86,6 +93,19 @@ const char *ng_plan_warning(const ng_plan *plan, unsigned i);
 
 /* ---- why: the objective's terms of a plan (docs/planner.md) ---------- */
 
+/** An alternative an explanation offers for one task, planned again
+ *  before it is offered (docs/planner.md, "Explaining a plan"). */
+typedef struct ng_plan_alternative {
+    unsigned n_args;
+    /** `numaguard plan` arguments that replace the same options of the
+     *  request, e.g. {"--cpus-per-task", "28"} or {"--numa-policy",
+     *  "local,wide"} ("--cpus-per-task", "0": without -c). */
+    const char *const *args;
+    const char *cpus;                /**< the task's CPUs then (a list, "0-13") */
+    hwloc_const_nodeset_t mem_nodes; /**< its memory nodes then (OS indices) */
+    const char *says;                /**< the line of the explanation offering it */
+} ng_plan_alternative;
+
 /** One task's part in the objective. */
 typedef struct ng_task_terms {
     unsigned cores;          /**< cores owned */
@@ -99,9 +119,16 @@ typedef struct ng_task_terms {
     unsigned groups;         /**< CPU groups (an L3, a memoryless die, in a node) spanned */
     unsigned packages;       /**< packages spanned */
     int cut;                 /**< the cut that placed it (ng_plan_explain_cut), -1: none */
-    /** One sentence computed from the terms and from re-planned
-     *  alternatives: why this slice, and which -c or policy gives what. */
+    /** Why this slice, computed from the terms and from re-planned
+     *  alternatives: lines of at most 100 characters separated by '\n'.
+     *  The first is the plain reason in one sentence; then where its
+     *  cores are, how the cores were split, what stays idle, and one line
+     *  per alternative. Alike tasks get the same text (no task's own
+     *  numbers in it: the plan's table has its CPUs and nodes). Terms:
+     *  docs/planner.md, "Glossary". */
     const char *why;
+    unsigned n_alternatives;
+    const ng_plan_alternative *alternatives;
 } ng_task_terms;
 
 /** A candidate of a cut: a family of cuts and its score. */

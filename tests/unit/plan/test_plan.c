@@ -243,7 +243,9 @@ static int check_gpu_task(const ng_topology *topo, const ng_plan *plan, const ng
             good = 0;
         }
     }
-    if (good && bound && !tp->shares_cores)
+    /* Widened (rule 2: its GPU's packages hold under half its even share)
+     * it leaves them by design; test_plan_rules checks when and how. */
+    if (good && bound && !tp->shares_cores && !tp->widened)
         good = check_on_package(topo, plan, tp, local, allowed, why, len);
     hwloc_bitmap_free(local);
     hwloc_bitmap_free(pk);
@@ -258,17 +260,32 @@ static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, in
                              char *why, size_t len)
 {
     hwloc_bitmap_t want = hwloc_bitmap_alloc(), covered = hwloc_bitmap_alloc(),
-                   extra = hwloc_bitmap_alloc();
+                   extra = hwloc_bitmap_alloc(), near = hwloc_bitmap_dup(tp->cpus);
+    /* A widened task (rule 2) keeps its memory on its GPU's node(s): the
+     * nodes of its CPUs local to its GPUs (a remote GPU's: any of its own). */
+    if (tp->widened) {
+        hwloc_bitmap_t local = hwloc_bitmap_alloc();
+        for (unsigned k = 0; k < tp->n_gpus; k++)
+            hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
+        hwloc_bitmap_and(near, near, local);
+        hwloc_bitmap_free(local);
+    }
     for (unsigned n = 0; n < ng_topology_numa_count(topo); n++) {
         const ng_numa_info *ni = ng_topology_numa(topo, n);
-        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus)) {
-            hwloc_bitmap_set(want, ni->os_index);
+        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus) && tp->widened &&
+            !hwloc_bitmap_iszero(near)) {
+            if (hwloc_bitmap_intersects(ni->cpus, near))
+                hwloc_bitmap_set(want, ni->os_index);
+            hwloc_bitmap_or(covered, covered, ni->cpus);
+        } else if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus)) {
+            if (!tp->widened) /* widened, remote: one node of its CPUs, its home's */
+                hwloc_bitmap_set(want, ni->os_index);
             hwloc_bitmap_or(covered, covered, ni->cpus);
         }
     }
     int memoryless = !hwloc_bitmap_isincluded(tp->cpus, covered);
     hwloc_bitmap_andnot(extra, tp->mem_nodes, want);
-    if (prefer)
+    if (prefer || tp->widened) /* a widened task's memory: its GPU's node(s) */
         for (unsigned k = 0; k < tp->n_gpus; k++)
             hwloc_bitmap_andnot(extra, extra, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->numa_nodes);
     int good = 1;
@@ -280,9 +297,14 @@ static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, in
                  tp->local_id, hwloc_bitmap_weight(extra), memoryless);
         good = 0;
     }
+    if (good && tp->widened && hwloc_bitmap_iszero(tp->mem_nodes)) {
+        snprintf(why, len, "task %u: widened without a memory node", tp->local_id);
+        good = 0;
+    }
     hwloc_bitmap_free(want);
     hwloc_bitmap_free(covered);
     hwloc_bitmap_free(extra);
+    hwloc_bitmap_free(near);
     return good;
 }
 

@@ -15,7 +15,7 @@
 
 #define TOPO_DIR "tests/topologies"
 
-static unsigned long checked, claims;
+static unsigned long checked, claims, lines;
 
 static unsigned count_in(const ng_topology *topo, hwloc_obj_type_t type, hwloc_const_bitmap_t cpus)
 {
@@ -41,7 +41,19 @@ static unsigned cpu_nodes_of(const ng_topology *topo, hwloc_const_bitmap_t cpus,
 typedef struct shape {
     unsigned nt, gpt, c;
     const char *policy;
+    int busy;   /* allowed: cores 3/8 to 3/4 of the node (a busy node) */
 } shape;
+
+static hwloc_bitmap_t busy_cpus(const ng_topology *topo)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+    hwloc_bitmap_t out = hwloc_bitmap_alloc();
+    for (int i = 3 * n / 8; i < 3 * n / 4; i++)
+        hwloc_bitmap_or(out, out, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)i)->cpuset);
+    hwloc_bitmap_and(out, out, ng_topology_allowed_cpus(topo));
+    return out;
+}
 
 static ng_plan *make(const ng_topology *topo, const shape *s, ng_plan_request *req, unsigned *count,
                      unsigned *offset, int *gpus)
@@ -62,6 +74,10 @@ static ng_plan *make(const ng_topology *topo, const shape *s, ng_plan_request *r
         req->task_gpu_offset = offset;
         req->task_gpus = gpus;
     }
+    static hwloc_bitmap_t busy;
+    hwloc_bitmap_free(busy);
+    busy = s->busy ? busy_cpus(topo) : NULL;
+    req->allowed_cpus = busy;
     ng_plan *p = NULL;
     if (ng_plan_compute(topo, req, &p, NULL, 0) < 0)
         return NULL;
@@ -97,86 +113,72 @@ static int check_cut(const ng_plan_cut *c, char *why, size_t len)
     return 1;
 }
 
-/* Task @t of the request planned with -c @c (and @mods): NULL if it fails. */
-static ng_plan *replan(const ng_topology *topo, const ng_plan_request *req, unsigned c, unsigned mods)
+/* The request with an alternative's arguments in place of the same
+ * options, parsed as `numaguard plan` parses them; NULL if it fails. */
+static ng_plan *replan(const ng_topology *topo, const ng_plan_request *req,
+                       const ng_plan_alternative *a)
 {
     ng_plan_request r = *req;
-    r.cpus_per_task = c;
-    r.policy.mods = mods;
-    r.policy.kind = NG_POLICY_LOCAL;
-    ng_plan *a = NULL;
-    return ng_plan_compute(topo, &r, &a, NULL, 0) == 0 ? a : NULL;
-}
-
-static int on_gpu_nodes(const ng_topology *topo, const ng_task_plan *tp)
-{
-    hwloc_bitmap_t nodes = hwloc_bitmap_alloc(), gpu_nodes = hwloc_bitmap_alloc();
-    cpu_nodes_of(topo, tp->cpus, nodes);
-    for (unsigned k = 0; k < tp->n_gpus; k++)
-        hwloc_bitmap_or(gpu_nodes, gpu_nodes, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->numa_nodes);
-    int in = hwloc_bitmap_isincluded(nodes, gpu_nodes);
-    hwloc_bitmap_free(nodes);
-    hwloc_bitmap_free(gpu_nodes);
-    return in;
-}
-
-static int every_task_in_one_node(const ng_topology *topo, const ng_plan *a, int cpuless)
-{
-    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-    int good = 1;
-    /* One domain: CPUs of at most one node, memory bound to one (CPUs of
-     * no node, memoryless, belong to the node they attach to). */
-    for (unsigned o = 0; good && o < ng_plan_task_count(a); o++) {
-        const ng_task_plan *tp = ng_plan_task(a, o);
-        good = cpu_nodes_of(topo, tp->cpus, nodes) <= 1 &&
-               (cpuless || hwloc_bitmap_weight(tp->mem_nodes) == 1);
+    for (unsigned i = 0; i + 1 < a->n_args; i += 2) {
+        if (strcmp(a->args[i], "--cpus-per-task") == 0)
+            r.cpus_per_task = (unsigned)strtoul(a->args[i + 1], NULL, 10);
+        else if (strcmp(a->args[i], "--numa-policy") == 0) {
+            if (ng_policy_parse(a->args[i + 1], &r.policy, NULL, 0) < 0)
+                return NULL;
+        } else
+            return NULL;
     }
-    hwloc_bitmap_free(nodes);
-    return good;
+    ng_plan *pl = NULL;
+    return ng_plan_compute(topo, &r, &pl, NULL, 0) == 0 ? pl : NULL;
 }
 
-static int gives(const ng_topology *topo, const ng_plan *a, unsigned t, unsigned cores, unsigned pkgs)
+/* Every alternative, planned again from its arguments: task t gets the
+ * CPUs and memory nodes it promises. */
+static int check_alternatives(const ng_topology *topo, const ng_plan_request *req, unsigned t,
+                              const ng_task_terms *w, char *why, size_t len)
 {
-    const ng_task_plan *tp = a ? ng_plan_task(a, t) : NULL;
-    return tp && tp->threads == cores && count_in(topo, HWLOC_OBJ_PACKAGE, tp->cpus) == pkgs;
-}
-
-/* One "--cpus-per-task C <claim>" of a sentence, planned. */
-static int check_claim(const ng_topology *topo, const ng_plan_request *req, unsigned t, unsigned c,
-                       const char *rest)
-{
-    unsigned mods = req->policy.mods, k, pk;
-    ng_plan *a = replan(topo, req, c, mods), *w = NULL;
-    int good = a != NULL;
-    if (good && strncmp(rest, " keeps it on its GPU's node", 27) == 0)
-        good = on_gpu_nodes(topo, ng_plan_task(a, t));
-    else if (good && strncmp(rest, " keeps every task inside one NUMA node", 38) == 0)
-        good = every_task_in_one_node(topo, a, (mods & NG_MOD_CPULESS) != 0);
-    else if (good && sscanf(rest, " or the modifier wide would give each task %u cores over %u",
-                            &k, &pk) == 2) {
-        w = replan(topo, req, 0, mods | NG_MOD_WIDE);
-        good = gives(topo, a, t, k, pk) && gives(topo, w, t, k, pk);
-    } else if (good && sscanf(rest, " would give this task %u cores over %u", &k, &pk) == 2)
-        good = gives(topo, a, t, k, pk);
-    ng_plan_free(a);
-    ng_plan_free(w);
-    return good;
-}
-
-/* Every "--cpus-per-task C ..." a sentence names: plan it and see. */
-static int check_claims(const ng_topology *topo, const ng_plan_request *req, unsigned t,
-                        const char *sentence, char *why, size_t len)
-{
-    for (const char *m = strstr(sentence, "--cpus-per-task "); m; m = strstr(m + 1, "--cpus-per-task ")) {
-        char *end;
-        unsigned long c = strtoul(m + 16, &end, 10);
-        if (end == m + 16)
-            continue; /* "--cpus-per-task leaves ...": no value */
+    for (unsigned k = 0; k < w->n_alternatives; k++) {
+        const ng_plan_alternative *a = &w->alternatives[k];
+        ng_plan *pl = replan(topo, req, a);
+        char cpus[8192] = "";
+        const ng_task_plan *tp = pl ? ng_plan_task(pl, t) : NULL;
+        if (tp)
+            ng_list_format(tp->cpus, cpus, sizeof cpus);
+        int good = tp && strcmp(cpus, a->cpus) == 0 &&
+                   (tp->mem_nodes ? hwloc_bitmap_isequal(tp->mem_nodes, a->mem_nodes)
+                                  : hwloc_bitmap_iszero(a->mem_nodes)) &&
+                   strstr(w->why, a->says) && strstr(a->says, a->args[0]);
         claims++;
-        if (!check_claim(topo, req, t, (unsigned)c, end)) {
-            snprintf(why, len, "task %u: planned with -c %lu, not what '%.90s' says", t, c, m);
+        if (!good)
+            snprintf(why, len, "task %u: '%s %s' planned gives %s, not %s ('%.80s')", t,
+                     a->args[0], a->args[1], cpus, a->cpus, a->says);
+        ng_plan_free(pl);
+        if (!good)
+            return 0;
+    }
+    return 1;
+}
+
+/* Every line at most 100 characters; a sentence counts cores or CPUs,
+ * never both; a GPU task's second line starts from its GPU's node. */
+static int check_lines(const ng_task_plan *tp, const char *text, char *why, size_t len)
+{
+    for (const char *l = text; l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(n < 255 ? n : 255), l);
+        lines++;
+        if (n > 100 || n == 0 || (strstr(one, " CPUs") && strstr(one, " core"))) {
+            snprintf(why, len, "task %u: line '%.120s' (%zu characters)", tp->local_id, one, n);
             return 0;
         }
+        if (l != text && l == strchr(text, '\n') + 1 && tp->n_gpus && !tp->shares_cores &&
+            !strstr(one, "its GPU") && !tp->gpu_remote) {
+            snprintf(why, len, "task %u: '%.100s' not from its GPU's node", tp->local_id, one);
+            return 0;
+        }
+        l = e ? e + 1 : NULL;
     }
     return 1;
 }
@@ -201,7 +203,8 @@ static int check_task(const ng_topology *topo, const ng_plan_request *req, const
         snprintf(why, len, "task %u: cut %d of %u", t, w->cut, ng_plan_explain_cut_count(x));
         good = 0;
     }
-    return good && check_claims(topo, req, t, w->why, why, len);
+    return good && check_lines(tp, w->why, why, len) &&
+           check_alternatives(topo, req, t, w, why, len);
 }
 
 static int run_shape(const ng_topology *topo, const shape *s, char *why, size_t len)
@@ -244,9 +247,13 @@ static void corpus(void)
         if (ng_topology_load(&topo, &o, NULL, 0) < 0)
             continue;
         unsigned ngpu = ng_topology_gpu_count(topo);
-        shape shapes[] = {{1, 0, 0, "local"}, {3, 0, 0, "local"}, {8, 0, 0, "prefer"},
-                          {4, 0, 4, "local"}, {ngpu, 1, 0, "local"}, {ngpu ? ngpu * 2 : 0, 1, 0, "local"},
-                          {ngpu, 1, 8, "local"}, {ngpu, 1, 0, "local,wide"}, {2, 0, 0, "none"}};
+        shape shapes[] = {{1, 0, 0, "local", 0}, {3, 0, 0, "local", 0}, {8, 0, 0, "prefer", 0},
+                          {4, 0, 4, "local", 0}, {ngpu, 1, 0, "local", 0},
+                          {ngpu ? ngpu * 2 : 0, 1, 0, "local", 0}, {ngpu, 1, 8, "local", 0},
+                          {ngpu, 1, 0, "local,wide", 0}, {2, 0, 0, "none", 0},
+                          {1, 1, 0, "local", 0}, {1, 1, 0, "local", 1}, {ngpu, 1, 0, "prefer", 1},
+                          {3, 0, 0, "local", 1}, {3, 0, 8, "local,cpuless", 1},
+                          {ngpu ? ngpu * 3 : 0, 1, 0, "local", 1}};
         for (unsigned k = 0; good && k < sizeof shapes / sizeof *shapes; k++)
             if (shapes[k].nt && shapes[k].nt <= 64 && (!shapes[k].gpt || ngpu))
                 good = run_shape(topo, &shapes[k], why, sizeof why);
@@ -257,9 +264,10 @@ static void corpus(void)
     }
     if (d)
         closedir(d);
-    ok(good && topos >= 40, "corpus: terms are the plan's, the chosen cut scores best, every "
-       "alternative named does what it says (%u topologies, %lu plans, %lu claims planned)", topos,
-       checked, claims);
+    ok(good && topos >= 40, "corpus: terms are the plan's, the chosen cut scores best, lines of "
+       "at most 100 characters, every alternative planned again from its arguments gives the "
+       "CPUs and memory nodes it promises (%u topologies, %lu plans, %lu lines, %lu alternatives "
+       "re-planned, all equal)", topos, checked, lines, claims);
 }
 
 /* The sentence of task @t for a shape on a corpus topology contains @want. */
@@ -277,8 +285,14 @@ static void pinned(const char *file, shape s, unsigned t, const char *want)
     if (ng_topology_load(&topo, &o, NULL, 0) == 0 && (plan = make(topo, &s, &req, count, offset, gpus)))
         ng_plan_explain(topo, &req, plan, &x, NULL, 0);
     const ng_task_terms *w = ng_plan_explain_task(x, t);
-    ok(w && strstr(w->why, want), "%s, %u tasks: task %u says '%s'%s%s", file, s.nt, t, want,
-       w ? "; got: " : "", w ? w->why : "");
+    char got[1024] = "", said[512];
+    /* one TAP line: the lines joined by " / " */
+    for (size_t i = 0, o = 0; w && w->why[i] && o + 4 < sizeof got; i++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s", w->why[i] == '\n' ? " / " : (char[]){w->why[i], 0});
+    for (size_t i = 0, o = 0; want[i] && o + 4 < sizeof said; i++)
+        o += (size_t)snprintf(said + o, sizeof said - o, "%s", want[i] == '\n' ? " / " : (char[]){want[i], 0});
+    ok(w && strstr(w->why, want), "%s, %u tasks: task %u says '%s'%s%s", file, s.nt, t, said,
+       w ? "; got: " : "", got);
     ng_plan_explanation_free(x);
     ng_plan_free(plan);
     ng_topology_free(topo);
@@ -287,19 +301,23 @@ static void pinned(const char *file, shape s, unsigned t, const char *want)
 int main(void)
 {
     corpus();
-    pinned("xe8640-4xh100-spr8480-snc4.xml", (shape){4, 1, 0, "local"}, 0,
-           "14 on its GPU's node 3 and 14 on node 2 (distance 12, same package), the nearest free "
-           "cores; --cpus-per-task 28 keeps it on its GPU's node (14 cores)");
-    pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,cpuless"}, 1,
-           "4 allocated cores stay idle on other packages: --cpus-per-task 16 or the modifier wide "
-           "would give each task 4 cores over 2 packages");
-    pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,wide"}, 0,
-           "without wide it keeps to its GPU's package (2 cores)");
-    pinned("juwels-booster-4xa100-epyc7402-nps4.xml", (shape){32, 0, 0, "local"}, 5,
-           "the moved cut of 48 cores among 32 tasks won (the same slices, fewer CPU groups "
-           "split: 0 against 10 for the consecutive cut)");
-    pinned("r630-offline-cpus-offline-node0.xml", (shape){4, 0, 0, "local"}, 2,
-           "5 cores: the even share of the 17 allocated cores over 4 tasks is 4, +1 of the cores "
-           "left over; inside node 1");
+    pinned("xe8640-4xh100-spr8480-snc4.xml", (shape){4, 1, 0, "local", 0}, 0,
+           "28 cores: its GPU's socket has 56 allocated cores for 2 GPU tasks\n14 on its GPU's "
+           "node, 14 on the next node at distance 12 (the same socket)\n--cpus-per-task 28 would "
+           "keep it on its GPU's node: 28 CPUs");
+    pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,cpuless", 0}, 1,
+           "4 allocated cores on other sockets stay idle (the plan warns)\n--cpus-per-task 16 "
+           "would use them: 16 CPUs for it, over 2 sockets\n--numa-policy local,cpuless,wide "
+           "would use them: 4 cores for it, over 2 sockets");
+    pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,wide", 0}, 0,
+           "--numa-policy local (no wide) would keep it on one socket: 2 cores");
+    pinned("juwels-booster-4xa100-epyc7402-nps4.xml", (shape){32, 0, 0, "local", 0}, 5,
+           "the 48 cores were split among 32 tasks, in task order, the +1s moved\nthat split won "
+           "by fewer CPU groups split: 0, 10 split in task order");
+    pinned("r630-offline-cpus-offline-node0.xml", (shape){4, 0, 0, "local", 0}, 2,
+           "5 cores: the even share of 17 allocated cores over 4 tasks, plus one left over\n"
+           "inside one NUMA node");
+    pinned("corona-naples-4xmi50-opencl.xml", (shape){3, 0, 32, "local", 0}, 0,
+           "32 CPUs, as --cpus-per-task 32 asks");
     return tap_done();
 }

@@ -334,9 +334,11 @@ static void test_gpu_memory(void)
                "preferred_many 8,252 8|preferred_many 8,251 8|preferred_many 8,250 8", "");
         expect(w, "witherspoon 6x1 GPU", 6, g, NULL, 0, "local,cpuless",
                "bind 0,255 0|bind 0,254 0|bind 0,253 0|bind 8,252 8|bind 8,251 8|bind 8,250 8", "");
-        expect(w, "witherspoon 1 task", 1, "0", NULL, 0, "interleave", "interleave 0,8 -1", "");
+        /* one task on socket 0's 4 cores: socket 1's 4 idle, said (rule 9) */
+        expect(w, "witherspoon 1 task", 1, "0", NULL, 0, "interleave", "interleave 0,8 -1",
+               "4 allocated cores stay idle: --cpus-per-task 32 or the modifier wide would use them");
         expect(w, "witherspoon 1 task", 1, "0", NULL, 0, "interleave,cpuless",
-               "interleave 0,8,250-255 -1", "");
+               "interleave 0,8,250-255 -1", "4 allocated cores stay idle: --cpus-per-task 32 or the modifier wide would use them");
     }
     ng_topology_free(w);
 }
