@@ -39,6 +39,15 @@ ng_topology *cli_load_topology(const common_opts *o);
 /* Print "numaguard: <msg>" to stderr; returns 2 (usage) or 1 (failure). */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "--omp-guard 8": getopt takes an option whose value is optional bare
+ * and leaves "8" over. Called where the bare option was seen: 1 when
+ * @p word (the argument after it, NULL if none) is a value of @p opt
+ * ("--omp-guard" or "--net-affinity") and no option itself. */
+int cli_is_option_value(const char *opt, const char *word);
+/* The one line for that mistake: "<cmd>: did you mean <opt>=<word>? ..."
+ * with @p what saying what became of the word; returns 2. */
+int cli_bare_value(const char *cmd, const char *opt, const char *word, const char *what);
+
 /* ---- --svg and --map (cli_draw.c) ---- */
 /* 2 (with the message) when --json, --map and --svg - compete for stdout. */
 int cli_draw_check(const char *cmd, const common_opts *o);

@@ -53,32 +53,18 @@ static const char exec_usage[] =
     "                 picture (- for stdout), this rank outlined (docs/draw.md)\n";
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
- * command. A first word that is a guard value, without "--" before it, is
- * that mistake. */
-static int omp_value_as_command(int argc, char **argv, const exec_opts *o)
+ * command. A first word that is a value of the bare option, without "--"
+ * before it, is that mistake (the same with "--net-affinity 2"). */
+static int value_as_command(int argc, char **argv, const exec_opts *o)
 {
-    if (!o->omp_given || o->omp || optind >= argc || !strcmp(argv[optind - 1], "--"))
+    if (optind >= argc || !strcmp(argv[optind - 1], "--"))
         return 0;
-    ng_omp_guard g;
     const char *w = argv[optind];
-    if (!*w || strchr(w, '/') || ng_omp_guard_parse(w, &g, NULL, 0) < 0)
-        return 0;
-    return cli_error(2, "exec: --omp-guard takes its value after '=': write --omp-guard=%.32s "
-                     "('--omp-guard %.32s' means auto and runs '%.32s' as the command)", w, w, w);
-}
-
-/* The same mistake with "--net-affinity 2". */
-static int net_value_as_command(int argc, char **argv, const exec_opts *o)
-{
-    if (!o->net_given || o->net || optind >= argc || !strcmp(argv[optind - 1], "--"))
-        return 0;
-    ng_net_affinity a;
-    const char *w = argv[optind];
-    if (!*w || strchr(w, '/') || ng_net_affinity_parse(w, &a, NULL, 0) < 0)
-        return 0;
-    return cli_error(2, "exec: --net-affinity takes its value after '=': write "
-                     "--net-affinity=%.32s ('--net-affinity %.32s' means auto and runs '%.32s' "
-                     "as the command)", w, w, w);
+    if (o->omp_given && !o->omp && cli_is_option_value("--omp-guard", w))
+        return cli_bare_value("exec", "--omp-guard", w, "a command to run");
+    if (o->net_given && !o->net && cli_is_option_value("--net-affinity", w))
+        return cli_bare_value("exec", "--net-affinity", w, "a command to run");
+    return 0;
 }
 
 static int check_args(int argc, char **argv, exec_opts *o)
@@ -96,7 +82,7 @@ static int check_args(int argc, char **argv, exec_opts *o)
         return cli_error(2, "exec: --svg and --map go with --dry-run");
     if (cli_draw_check("exec", &o->common))
         return 2;
-    if (omp_value_as_command(argc, argv, o) || net_value_as_command(argc, argv, o))
+    if (value_as_command(argc, argv, o))
         return 2;
     if (optind >= argc && !o->dry_run)
         return cli_error(2, "exec: no command given (numaguard exec [options] -- CMD [ARGS...])");
