@@ -48,6 +48,23 @@ int cli_is_option_value(const char *opt, const char *word);
  * with @p what saying what became of the word; returns 2. */
 int cli_bare_value(const char *cmd, const char *opt, const char *word, const char *what);
 
+/* ---- --help: a usage line, then each option in one line ---- */
+typedef struct cli_opt_doc {
+    const char *opt;    /* "--tasks N" */
+    const char *text;   /* one line, no newline */
+} cli_opt_doc;
+
+/* @p synopsis (its own lines), "options:", then one line per entry of
+ * @p docs (ending at an entry with opt NULL), the texts aligned. */
+void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs);
+
+/* Entries several commands share. */
+#define CLI_DOC_TOPOLOGY {"--topology FILE", "an hwloc XML file (lstopo --of xml) instead of this machine"}
+#define CLI_DOC_FSROOT {"--fsroot DIR", "read /sys, /proc and /dev under DIR (tests)"}
+#define CLI_DOC_HELP {"--help", "print this text and exit"}
+#define CLI_DOC_MAP(what) {"--map", what " as a map: one row per NUMA node, one cell per core"}
+#define CLI_DOC_SVG(what) {"--svg FILE", what " as an SVG picture into FILE (- for stdout; docs/draw.md)"}
+
 /* ---- --svg and --map (cli_draw.c) ---- */
 /* 2 (with the message) when --json, --map and --svg - compete for stdout. */
 int cli_draw_check(const char *cmd, const common_opts *o);

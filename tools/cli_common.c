@@ -17,6 +17,16 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
+void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs)
+{
+    int w = 0;
+    for (const cli_opt_doc *d = docs; d->opt; d++)
+        w = (int)strlen(d->opt) > w ? (int)strlen(d->opt) : w;
+    fprintf(f, "%s\noptions:\n", synopsis);
+    for (const cli_opt_doc *d = docs; d->opt; d++)
+        fprintf(f, "  %-*s  %s\n", w, d->opt, d->text);
+}
+
 int cli_is_option_value(const char *opt, const char *word)
 {
     if (!word || !*word || *word == '-' || strchr(word, '/'))

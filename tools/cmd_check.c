@@ -18,18 +18,22 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char check_usage[] =
+static const char check_synopsis[] =
     "usage: numaguard check (--pid P ... | --all-mine | --job [ID]) [--threads] [--json]\n"
-    "                       [--map] [--svg FILE|-] [--topology FILE]\n"
-    "  --pid P      a process to check (repeat, or a comma list)\n"
-    "  --all-mine   every process of the calling user (kernel threads skipped)\n"
-    "  --job [ID]   every process of Slurm job ID: in its cgroup, else (no cgroup\n"
-    "               names jobs here) in Slurm's record (scontrol listpids ID);\n"
-    "               without ID, the job of SLURM_JOB_ID\n"
-    "  --threads    text: one line per thread (default: only threads with their own mask)\n"
-    "  --json       one JSON document (schema: docs/check.md)\n"
-    "  --map        runnable threads per core: one row per NUMA node, one cell per core\n"
-    "  --svg FILE   the same as an SVG picture (- for stdout; docs/draw.md)\n";
+    "                       [--map] [--svg FILE|-] [--topology FILE]";
+
+static const cli_opt_doc check_docs[] = {
+    {"--pid P", "a process to check (repeat, or a comma list)"},
+    {"--all-mine", "every process of the calling user (kernel threads skipped)"},
+    {"--job [ID]", "every process of Slurm job ID here, by cgroup, else scontrol listpids (no ID: SLURM_JOB_ID)"},
+    {"--threads", "text: one line per thread (default: only threads with their own mask)"},
+    {"--json", "one JSON document (docs/check.md)"},
+    CLI_DOC_MAP("runnable threads per core"),
+    CLI_DOC_SVG("runnable threads per core"),
+    CLI_DOC_TOPOLOGY,
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 typedef struct check_opts {
     common_opts common;
@@ -364,8 +368,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         case 'r': o->common.fsroot = optarg; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
-        case 'h': fputs(check_usage, stdout); return -1;
-        default: fputs(check_usage, stderr); return 2;
+        case 'h': cli_usage(stdout, check_synopsis, check_docs); return -1;
+        default: cli_usage(stderr, check_synopsis, check_docs); return 2;
         }
     }
     /* "--job ID" (with a space): the ID is left as an operand. */

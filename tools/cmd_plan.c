@@ -8,20 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char plan_usage[] =
+static const char plan_synopsis[] =
     "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
     "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
     "                      [--net-deny LIST] [--topology FILE] [--json | --map]\n"
-    "                      [--svg FILE|-] [--explain]\n"
-    "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
-    "                an empty entry is a CPU-only task\n"
-    "  --net-affinity  each task's nearest NIC(s): auto (bare option), N, off (default),\n"
-    "                ,force, ,nccl-per-rank (write --net-affinity=N, with '=')\n"
-    "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n"
-    "  --map         the plan as a map: one row per NUMA node, one cell per core\n"
-    "  --svg FILE    the plan as an SVG picture (- for stdout; docs/draw.md)\n"
-    "  --explain     per task the objective's terms and why; every cut's candidates\n";
+    "                      [--svg FILE|-] [--explain]";
+
+static const cli_opt_doc plan_docs[] = {
+    {"--tasks N", "tasks on this node (1-65536; required)"},
+    {"--gpus-per-task G", "task i gets the GPUs i*G .. i*G+G-1 in PCI bus order"},
+    {"--task-gpus LISTS", "each task's GPUs: ';' between tasks, ',' between GPUs (bus order or bus id; empty: CPU-only)"},
+    {"--cpus-per-task C", "each task's logical CPUs, as Slurm's -c (default: the step's cores shared out)"},
+    {"--cpus LIST", "the CPUs the step may use, a cpulist of this machine's (default: all it allows)"},
+    {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
+    {"--omp-guard[=G]", "cap thread pools: auto (the bare option), N, off (default), ,force, ,bind (the value after '=')"},
+    {"--net-affinity[=A]", "each task's nearest NIC(s): auto (the bare option), N, off (default), ,force, ,nccl-per-rank"},
+    {"--net-allow LIST", "NIC names tasks may get, as plugstack.conf's net_allow= (mlx5_0, mlx5_*)"},
+    {"--net-deny LIST", "NIC names tasks never get, as plugstack.conf's net_deny="},
+    {"--explain", "per task the objective's terms and why; every cut's candidates (docs/planner.md)"},
+    CLI_DOC_TOPOLOGY,
+    {"--json", "one JSON document (docs/json.md)"},
+    CLI_DOC_MAP("the plan"),
+    CLI_DOC_SVG("the plan"),
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 typedef struct plan_opts {
     common_opts common;
@@ -97,8 +109,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
         case 'x': o->explain = 1; break;
-        case 'h': fputs(plan_usage, stdout); exit(0);
-        default: fputs(plan_usage, stderr); return 2;
+        case 'h': cli_usage(stdout, plan_synopsis, plan_docs); exit(0);
+        default: cli_usage(stderr, plan_synopsis, plan_docs); return 2;
         }
         if (rc)
             return rc;

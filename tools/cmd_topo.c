@@ -200,6 +200,14 @@ int cmd_topo(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     static const char usage[] = "usage: numaguard topo [--topology FILE] [--json | --map] "
                                 "[--svg FILE|-]";
+    static const cli_opt_doc docs[] = {
+        CLI_DOC_TOPOLOGY,
+        {"--json", "one JSON document: NUMA nodes, GPUs, NICs and their distances (docs/json.md)"},
+        CLI_DOC_MAP("the machine"),
+        CLI_DOC_SVG("the machine"),
+        CLI_DOC_FSROOT,
+        CLI_DOC_HELP,
+        {NULL, NULL}};
     common_opts o = {0};
     int c;
     optind = 1;
@@ -211,7 +219,7 @@ int cmd_topo(int argc, char **argv)
         case 'S': o.svg = optarg; break;
         case 'M': o.map = 1; break;
         case 'h':
-            puts(usage);
+            cli_usage(stdout, usage, docs);
             return 0;
         default:
             return cli_error(2, "topo: %s", usage);
