@@ -31,6 +31,8 @@ typedef struct common_opts {
     int json;               /* --json */
     const char *svg;        /* --svg FILE ("-": stdout) */
     int map;                /* --map */
+    double scale;           /* --scale F (0: automatic) */
+    int all_nics;           /* --all-nics */
 } common_opts;
 
 /* Load the topology named by the options (live when none); prints the error. */
@@ -64,6 +66,13 @@ void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs);
 #define CLI_DOC_HELP {"--help", "print this text and exit"}
 #define CLI_DOC_MAP(what) {"--map", what " as a map: one row per NUMA node, one cell per core"}
 #define CLI_DOC_SVG(what) {"--svg FILE", what " as an SVG picture into FILE (- for stdout; docs/draw.md)"}
+#define CLI_DOC_SCALE {"--scale F", "the SVG's pixels per unit, 0.25-8 (default: 1; small machines up to 3, 720 px wide)"}
+#define CLI_DOC_ALL_NICS {"--all-nics", "draw and list every NIC (default: a plan's in use, else the RDMA ones; one box counts the rest)"}
+/* The getopt entries of --scale and --all-nics, and their parsing. */
+#define CLI_OPT_SCALE {"scale", required_argument, NULL, 'Z'}
+#define CLI_OPT_ALL_NICS {"all-nics", no_argument, NULL, 'E'}
+/* 'Z' (--scale) and 'E' (--all-nics) into @p o; 0, or 2 with the message. */
+int cli_draw_option(const char *cmd, int c, const char *arg, common_opts *o);
 
 /* ---- --svg and --map (cli_draw.c) ---- */
 /* 2 (with the message) when --json, --map and --svg - compete for stdout. */

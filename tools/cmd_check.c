@@ -20,7 +20,7 @@
 
 static const char check_synopsis[] =
     "usage: numaguard check (--pid P ... | --all-mine | --job [ID]) [--threads] [--json]\n"
-    "                       [--map] [--svg FILE|-] [--topology FILE]";
+    "                       [--map] [--svg FILE|-] [--scale F] [--all-nics] [--topology FILE]";
 
 static const cli_opt_doc check_docs[] = {
     {"--pid P", "a process to check (repeat, or a comma list)"},
@@ -30,6 +30,8 @@ static const cli_opt_doc check_docs[] = {
     {"--json", "one JSON document (docs/check.md)"},
     CLI_DOC_MAP("runnable threads per core"),
     CLI_DOC_SVG("runnable threads per core"),
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
     CLI_DOC_TOPOLOGY,
     CLI_DOC_FSROOT,
     CLI_DOC_HELP,
@@ -350,6 +352,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         {"fsroot", required_argument, NULL, 'r'},
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c, rc;
@@ -368,6 +372,11 @@ static int parse_args(int argc, char **argv, check_opts *o)
         case 'r': o->common.fsroot = optarg; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
+        case 'Z':
+        case 'E':
+            if ((rc = cli_draw_option("check", c, optarg, &o->common)) != 0)
+                return rc;
+            break;
         case 'h': cli_usage(stdout, check_synopsis, check_docs); return -1;
         default: cli_usage(stderr, check_synopsis, check_docs); return 2;
         }

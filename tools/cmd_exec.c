@@ -30,7 +30,8 @@ static const char exec_synopsis[] =
     "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--net-affinity[=A]]\n"
     "                      [--net-allow LIST] [--net-deny LIST] [--local-rank R --local-size N]\n"
     "                      [--gpus LIST|all|none] [--topology FILE] [--verbose]\n"
-    "                      [--dry-run | --explain [--json | --map] [--svg FILE|-]] -- CMD [ARGS...]";
+    "                      [--dry-run | --explain [--json | --map] [--svg FILE|-] [--scale F]\n"
+    "                      [--all-nics]] -- CMD [ARGS...]";
 
 static const cli_opt_doc exec_docs[] = {
     {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
@@ -47,6 +48,8 @@ static const cli_opt_doc exec_docs[] = {
     {"--json", "with --dry-run: one JSON document (docs/json.md)"},
     CLI_DOC_MAP("with --dry-run: every local rank's slice"),
     {"--svg FILE", "with --dry-run: every local rank's slice, this rank outlined, as SVG (- for stdout)"},
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
     CLI_DOC_TOPOLOGY,
     CLI_DOC_FSROOT,
     CLI_DOC_HELP,
@@ -109,6 +112,8 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"json", no_argument, NULL, 'j'},
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -132,6 +137,11 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'j': o->common.json = 1; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
+        case 'Z':
+        case 'E':
+            if (cli_draw_option("exec", c, optarg, &o->common))
+                return 2;
+            break;
         case 'R':
             if ((v = ng_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);

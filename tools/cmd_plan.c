@@ -13,7 +13,7 @@ static const char plan_synopsis[] =
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
     "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
     "                      [--net-deny LIST] [--topology FILE] [--json | --map]\n"
-    "                      [--svg FILE|-] [--explain]";
+    "                      [--svg FILE|-] [--scale F] [--all-nics] [--explain]";
 
 static const cli_opt_doc plan_docs[] = {
     {"--tasks N", "tasks on this node (1-65536; required)"},
@@ -31,6 +31,8 @@ static const cli_opt_doc plan_docs[] = {
     {"--json", "one JSON document (docs/json.md)"},
     CLI_DOC_MAP("the plan"),
     CLI_DOC_SVG("the plan"),
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
     CLI_DOC_FSROOT,
     CLI_DOC_HELP,
     {NULL, NULL}};
@@ -82,6 +84,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
         {"explain", no_argument, NULL, 'x'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -109,6 +113,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
         case 'x': o->explain = 1; break;
+        case 'Z':
+        case 'E': rc = cli_draw_option("plan", c, optarg, &o->common); break;
         case 'h': cli_usage(stdout, plan_synopsis, plan_docs); exit(0);
         default: cli_usage(stderr, plan_synopsis, plan_docs); return 2;
         }
