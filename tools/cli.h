@@ -31,6 +31,8 @@ typedef struct common_opts {
     int json;               /* --json */
     const char *svg;        /* --svg FILE ("-": stdout) */
     int map;                /* --map */
+    double scale;           /* --scale F (0: automatic) */
+    int all_nics;           /* --all-nics */
 } common_opts;
 
 /* Load the topology named by the options (live when none); prints the error. */
@@ -38,6 +40,39 @@ ng_topology *cli_load_topology(const common_opts *o);
 
 /* Print "numaguard: <msg>" to stderr; returns 2 (usage) or 1 (failure). */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "--omp-guard 8": getopt takes an option whose value is optional bare
+ * and leaves "8" over. Called where the bare option was seen: 1 when
+ * @p word (the argument after it, NULL if none) is a value of @p opt
+ * ("--omp-guard" or "--net-affinity") and no option itself. */
+int cli_is_option_value(const char *opt, const char *word);
+/* The one line for that mistake: "<cmd>: did you mean <opt>=<word>? ..."
+ * with @p what saying what became of the word; returns 2. */
+int cli_bare_value(const char *cmd, const char *opt, const char *word, const char *what);
+
+/* ---- --help: a usage line, then each option in one line ---- */
+typedef struct cli_opt_doc {
+    const char *opt;    /* "--tasks N" */
+    const char *text;   /* one line, no newline */
+} cli_opt_doc;
+
+/* @p synopsis (its own lines), "options:", then one line per entry of
+ * @p docs (ending at an entry with opt NULL), the texts aligned. */
+void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs);
+
+/* Entries several commands share. */
+#define CLI_DOC_TOPOLOGY {"--topology FILE", "an hwloc XML file (lstopo --of xml) instead of this machine"}
+#define CLI_DOC_FSROOT {"--fsroot DIR", "read /sys, /proc and /dev under DIR (tests)"}
+#define CLI_DOC_HELP {"--help", "print this text and exit"}
+#define CLI_DOC_MAP(what) {"--map", what " as a map: one row per NUMA node, one cell per core"}
+#define CLI_DOC_SVG(what) {"--svg FILE", what " as an SVG picture into FILE (- for stdout; docs/draw.md)"}
+#define CLI_DOC_SCALE {"--scale F", "the SVG's pixels per unit, 0.25-8 (default: 1; small machines up to 3, 720 px wide)"}
+#define CLI_DOC_ALL_NICS {"--all-nics", "draw and list every NIC (default: a plan's in use, else the RDMA ones; one box counts the rest)"}
+/* The getopt entries of --scale and --all-nics, and their parsing. */
+#define CLI_OPT_SCALE {"scale", required_argument, NULL, 'Z'}
+#define CLI_OPT_ALL_NICS {"all-nics", no_argument, NULL, 'E'}
+/* 'Z' (--scale) and 'E' (--all-nics) into @p o; 0, or 2 with the message. */
+int cli_draw_option(const char *cmd, int c, const char *arg, common_opts *o);
 
 /* ---- --svg and --map (cli_draw.c) ---- */
 /* 2 (with the message) when --json, --map and --svg - compete for stdout. */

@@ -17,6 +17,36 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
+void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs)
+{
+    int w = 0;
+    for (const cli_opt_doc *d = docs; d->opt; d++)
+        w = (int)strlen(d->opt) > w ? (int)strlen(d->opt) : w;
+    fprintf(f, "%s\noptions:\n", synopsis);
+    for (const cli_opt_doc *d = docs; d->opt; d++)
+        fprintf(f, "  %-*s  %s\n", w, d->opt, d->text);
+}
+
+int cli_is_option_value(const char *opt, const char *word)
+{
+    if (!word || !*word || *word == '-' || strchr(word, '/'))
+        return 0;
+    if (!strcmp(opt, "--omp-guard")) {
+        ng_omp_guard g;
+        return ng_omp_guard_parse(word, &g, NULL, 0) == 0;
+    }
+    ng_net_affinity a;
+    return !strcmp(opt, "--net-affinity") && ng_net_affinity_parse(word, &a, NULL, 0) == 0;
+}
+
+int cli_bare_value(const char *cmd, const char *opt, const char *word, const char *what)
+{
+    char shown[160];
+    ng_text_escape(word, shown, sizeof shown);
+    return cli_error(2, "%s: did you mean %s=%.64s? (its value follows '=': '%s %.64s' is the bare "
+                     "%s and %s)", cmd, opt, shown, opt, shown, opt, what);
+}
+
 ng_topology *cli_load_topology(const common_opts *o)
 {
     ng_topology_options to = {.xml_path = o->topology, .fsroot = o->fsroot};

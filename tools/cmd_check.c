@@ -18,18 +18,24 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char check_usage[] =
+static const char check_synopsis[] =
     "usage: numaguard check (--pid P ... | --all-mine | --job [ID]) [--threads] [--json]\n"
-    "                       [--map] [--svg FILE|-] [--topology FILE]\n"
-    "  --pid P      a process to check (repeat, or a comma list)\n"
-    "  --all-mine   every process of the calling user (kernel threads skipped)\n"
-    "  --job [ID]   every process of Slurm job ID: in its cgroup, else (no cgroup\n"
-    "               names jobs here) in Slurm's record (scontrol listpids ID);\n"
-    "               without ID, the job of SLURM_JOB_ID\n"
-    "  --threads    text: one line per thread (default: only threads with their own mask)\n"
-    "  --json       one JSON document (schema: docs/check.md)\n"
-    "  --map        runnable threads per core: one row per NUMA node, one cell per core\n"
-    "  --svg FILE   the same as an SVG picture (- for stdout; docs/draw.md)\n";
+    "                       [--map] [--svg FILE|-] [--scale F] [--all-nics] [--topology FILE]";
+
+static const cli_opt_doc check_docs[] = {
+    {"--pid P", "a process to check (repeat, or a comma list)"},
+    {"--all-mine", "every process of the calling user (kernel threads skipped)"},
+    {"--job [ID]", "every process of Slurm job ID here, by cgroup, else scontrol listpids (no ID: SLURM_JOB_ID)"},
+    {"--threads", "text: one line per thread (default: only threads with their own mask)"},
+    {"--json", "one JSON document (docs/check.md)"},
+    CLI_DOC_MAP("runnable threads per core"),
+    CLI_DOC_SVG("runnable threads per core"),
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
+    CLI_DOC_TOPOLOGY,
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 typedef struct check_opts {
     common_opts common;
@@ -346,6 +352,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         {"fsroot", required_argument, NULL, 'r'},
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c, rc;
@@ -364,8 +372,13 @@ static int parse_args(int argc, char **argv, check_opts *o)
         case 'r': o->common.fsroot = optarg; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
-        case 'h': fputs(check_usage, stdout); return -1;
-        default: fputs(check_usage, stderr); return 2;
+        case 'Z':
+        case 'E':
+            if ((rc = cli_draw_option("check", c, optarg, &o->common)) != 0)
+                return rc;
+            break;
+        case 'h': cli_usage(stdout, check_synopsis, check_docs); return -1;
+        default: cli_usage(stderr, check_synopsis, check_docs); return 2;
         }
     }
     /* "--job ID" (with a space): the ID is left as an operand. */

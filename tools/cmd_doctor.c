@@ -12,7 +12,23 @@
     "usage: numaguard doctor [--json | --health] [--slurm-conf FILE] [--gres-conf FILE]\n" \
     "                        [--plugstack FILE] [--cgroup-conf FILE] [--topology-cache DIR]\n" \
     "                        [--node NAME] [--timeout SECONDS] [--deadline SECONDS]\n" \
-    "                        [--topology FILE] [--fsroot DIR]"
+    "                        [--topology FILE]"
+
+static const cli_opt_doc doctor_docs[] = {
+    {"--json", "every check with its evidence, as one JSON document (docs/admin-guide.md)"},
+    {"--health", "only the first FAIL, as Slurm's HealthCheckProgram drain reason; nothing if none"},
+    {"--slurm-conf FILE", "the slurm.conf to judge (default: $SLURM_CONF, else the node's own)"},
+    {"--gres-conf FILE", "the gres.conf to judge (default: beside slurm.conf)"},
+    {"--plugstack FILE", "the plugstack.conf to judge (default: slurm.conf's PlugStackConfig)"},
+    {"--cgroup-conf FILE", "the cgroup.conf to judge (default: beside slurm.conf)"},
+    {"--topology-cache DIR", "the topology cache directory instead of the plugin's"},
+    {"--node NAME", "the node's Slurm name (default: $SLURMD_NODENAME, else the host name)"},
+    {"--timeout SECONDS", "the limit for each external command it runs (1-600; default 10)"},
+    {"--deadline SECONDS", "the limit for the whole run, every command included (1-600; default 30)"},
+    CLI_DOC_TOPOLOGY,
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 /* "WARN slurm.cgroup: <finding> | placement: <consequence> | fix: <fix>" */
 static void print_line(const ng_doctor_check *c)
@@ -135,7 +151,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
                                  "1..600)", optarg);
             o->deadline_ms = (unsigned)secs * 1000;
             break;
-        case 'h': puts(USAGE); return 0;
+        case 'h': cli_usage(stdout, USAGE, doctor_docs); return 0;
         default: return cli_error(2, "doctor: %s", USAGE);
         }
     }

@@ -26,59 +26,48 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char exec_usage[] =
+static const char exec_synopsis[] =
     "usage: numaguard exec [--numa-policy P] [--omp-guard[=G]] [--net-affinity[=A]]\n"
     "                      [--net-allow LIST] [--net-deny LIST] [--local-rank R --local-size N]\n"
     "                      [--gpus LIST|all|none] [--topology FILE] [--verbose]\n"
-    "                      [--dry-run [--json | --map] [--svg FILE|-]] -- CMD [ARGS...]\n"
-    "  --numa-policy  as srun --numa-policy (default local; 'help' prints the grammar)\n"
-    "  --omp-guard    cap thread pools: auto (bare option), N, off (default), ,force, ,bind\n"
-    "                 (write --omp-guard=N, with '=')\n"
-    "  --net-affinity the rank's nearest NIC(s) into UCX_NET_DEVICES, NVSHMEM_HCA_LIST,\n"
-    "                 OMPI_MCA_btl_openib_if_include; NCCL_IB_HCA the node's list: auto\n"
-    "                 (bare option), N, off (default), ,force, ,nccl-per-rank\n"
-    "  --net-allow/--net-deny  NIC names given to / kept from ranks (mlx5_0, mlx5_*)\n"
-    "  --local-rank/--local-size  this rank and the number of ranks on this node;\n"
-    "                 default from LOCAL_RANK/LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_*,\n"
-    "                 MPI_LOCALRANKID/MPI_LOCALNRANKS, PMI_LOCAL_RANK/PMI_LOCAL_SIZE,\n"
-    "                 SLURM_LOCALID/SLURM_STEP_TASKS_PER_NODE, else 0 of 1\n"
-    "  --gpus         the GPUs the ranks see: indices in bus order or bus ids, 'all' or\n"
-    "                 'none' (default: CUDA_VISIBLE_DEVICES, else ROCR_VISIBLE_DEVICES);\n"
-    "                 when the list has exactly local-size entries, rank r owns entry r\n"
-    "  --verbose      one line on stderr saying where this rank went\n"
-    "  --dry-run      print this rank's placement and why; run nothing\n"
-    "  --explain      --dry-run, plus the planner's terms and reasons for this rank\n"
-    "  --json         with --dry-run: one JSON document (docs/json.md)\n"
-    "  --map, --svg FILE  with --dry-run: every local rank's slice as a map or an SVG\n"
-    "                 picture (- for stdout), this rank outlined (docs/draw.md)\n";
+    "                      [--dry-run | --explain [--json | --map] [--svg FILE|-] [--scale F]\n"
+    "                      [--all-nics]] -- CMD [ARGS...]";
+
+static const cli_opt_doc exec_docs[] = {
+    {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
+    {"--omp-guard[=G]", "cap thread pools: auto (the bare option), N, off (default), ,force, ,bind (the value after '=')"},
+    {"--net-affinity[=A]", "the rank's nearest NIC(s): auto (the bare option), N, off (default), ,force, ,nccl-per-rank"},
+    {"--net-allow LIST", "NIC names ranks may get (mlx5_0, mlx5_*)"},
+    {"--net-deny LIST", "NIC names ranks never get"},
+    {"--local-rank R", "this rank on this node (default: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..., else 0)"},
+    {"--local-size N", "ranks on this node (default: LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE, ..., else 1)"},
+    {"--gpus LIST", "the ranks' GPUs: bus-order indices or bus ids, all or none (default: CUDA/ROCR_VISIBLE_DEVICES)"},
+    {"--verbose", "one line on stderr saying where this rank went"},
+    {"--dry-run", "print this rank's placement and why; run nothing"},
+    {"--explain", "--dry-run plus the planner's terms and reasons for this rank"},
+    {"--json", "with --dry-run: one JSON document (docs/json.md)"},
+    CLI_DOC_MAP("with --dry-run: every local rank's slice"),
+    {"--svg FILE", "with --dry-run: every local rank's slice, this rank outlined, as SVG (- for stdout)"},
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
+    CLI_DOC_TOPOLOGY,
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
- * command. A first word that is a guard value, without "--" before it, is
- * that mistake. */
-static int omp_value_as_command(int argc, char **argv, const exec_opts *o)
+ * command. A first word that is a value of the bare option, without "--"
+ * before it, is that mistake (the same with "--net-affinity 2"). */
+static int value_as_command(int argc, char **argv, const exec_opts *o)
 {
-    if (!o->omp_given || o->omp || optind >= argc || !strcmp(argv[optind - 1], "--"))
+    if (optind >= argc || !strcmp(argv[optind - 1], "--"))
         return 0;
-    ng_omp_guard g;
     const char *w = argv[optind];
-    if (!*w || strchr(w, '/') || ng_omp_guard_parse(w, &g, NULL, 0) < 0)
-        return 0;
-    return cli_error(2, "exec: --omp-guard takes its value after '=': write --omp-guard=%.32s "
-                     "('--omp-guard %.32s' means auto and runs '%.32s' as the command)", w, w, w);
-}
-
-/* The same mistake with "--net-affinity 2". */
-static int net_value_as_command(int argc, char **argv, const exec_opts *o)
-{
-    if (!o->net_given || o->net || optind >= argc || !strcmp(argv[optind - 1], "--"))
-        return 0;
-    ng_net_affinity a;
-    const char *w = argv[optind];
-    if (!*w || strchr(w, '/') || ng_net_affinity_parse(w, &a, NULL, 0) < 0)
-        return 0;
-    return cli_error(2, "exec: --net-affinity takes its value after '=': write "
-                     "--net-affinity=%.32s ('--net-affinity %.32s' means auto and runs '%.32s' "
-                     "as the command)", w, w, w);
+    if (o->omp_given && !o->omp && cli_is_option_value("--omp-guard", w))
+        return cli_bare_value("exec", "--omp-guard", w, "a command to run");
+    if (o->net_given && !o->net && cli_is_option_value("--net-affinity", w))
+        return cli_bare_value("exec", "--net-affinity", w, "a command to run");
+    return 0;
 }
 
 static int check_args(int argc, char **argv, exec_opts *o)
@@ -96,7 +85,7 @@ static int check_args(int argc, char **argv, exec_opts *o)
         return cli_error(2, "exec: --svg and --map go with --dry-run");
     if (cli_draw_check("exec", &o->common))
         return 2;
-    if (omp_value_as_command(argc, argv, o) || net_value_as_command(argc, argv, o))
+    if (value_as_command(argc, argv, o))
         return 2;
     if (optind >= argc && !o->dry_run)
         return cli_error(2, "exec: no command given (numaguard exec [options] -- CMD [ARGS...])");
@@ -123,6 +112,8 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"json", no_argument, NULL, 'j'},
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -146,6 +137,11 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'j': o->common.json = 1; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
+        case 'Z':
+        case 'E':
+            if (cli_draw_option("exec", c, optarg, &o->common))
+                return 2;
+            break;
         case 'R':
             if ((v = ng_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);
@@ -158,8 +154,8 @@ static int parse_args(int argc, char **argv, exec_opts *o)
             o->size = (unsigned)v;
             o->have_size = 1;
             break;
-        case 'h': fputs(exec_usage, stdout); exit(0);
-        default: fputs(exec_usage, stderr); return 2;
+        case 'h': cli_usage(stdout, exec_synopsis, exec_docs); exit(0);
+        default: cli_usage(stderr, exec_synopsis, exec_docs); return 2;
         }
     }
     return check_args(argc, argv, o);

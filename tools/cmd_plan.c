@@ -8,26 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char plan_usage[] =
+static const char plan_synopsis[] =
     "usage: numaguard plan --tasks N [--gpus-per-task G | --task-gpus \"0;1;2,3\"]\n"
     "                      [--cpus-per-task C] [--cpus LIST] [--numa-policy P]\n"
     "                      [--omp-guard[=G]] [--net-affinity[=A]] [--net-allow LIST]\n"
     "                      [--net-deny LIST] [--topology FILE] [--json | --map]\n"
-    "                      [--svg FILE|-] [--explain]\n"
-    "  --task-gpus   per task (';'-separated) GPU indices in bus order or bus ids;\n"
-    "                an empty entry is a CPU-only task\n"
-    "  --net-affinity  each task's nearest NIC(s): auto (bare option), N, off (default),\n"
-    "                ,force, ,nccl-per-rank (write --net-affinity=N, with '=')\n"
-    "  --net-allow/--net-deny  NIC names as plugstack.conf's net_allow=/net_deny=\n"
-    "  --map         the plan as a map: one row per NUMA node, one cell per core\n"
-    "  --svg FILE    the plan as an SVG picture (- for stdout; docs/draw.md)\n"
-    "  --explain     per task the objective's terms and why; every cut's candidates\n";
+    "                      [--svg FILE|-] [--scale F] [--all-nics] [--explain]";
+
+static const cli_opt_doc plan_docs[] = {
+    {"--tasks N", "tasks on this node (1-65536; required)"},
+    {"--gpus-per-task G", "task i gets the GPUs i*G .. i*G+G-1 in PCI bus order"},
+    {"--task-gpus LISTS", "each task's GPUs: ';' between tasks, ',' between GPUs (bus order or bus id; empty: CPU-only)"},
+    {"--cpus-per-task C", "each task's logical CPUs, as Slurm's -c (default: the step's cores shared out)"},
+    {"--cpus LIST", "the CPUs the step may use, a cpulist of this machine's (default: all it allows)"},
+    {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
+    {"--omp-guard[=G]", "cap thread pools: auto (the bare option), N, off (default), ,force, ,bind (the value after '=')"},
+    {"--net-affinity[=A]", "each task's nearest NIC(s): auto (the bare option), N, off (default), ,force, ,nccl-per-rank"},
+    {"--net-allow LIST", "NIC names tasks may get, as plugstack.conf's net_allow= (mlx5_0, mlx5_*)"},
+    {"--net-deny LIST", "NIC names tasks never get, as plugstack.conf's net_deny="},
+    {"--explain", "per task the objective's terms and why; every cut's candidates (docs/planner.md)"},
+    CLI_DOC_TOPOLOGY,
+    {"--json", "one JSON document (docs/json.md)"},
+    CLI_DOC_MAP("the plan"),
+    CLI_DOC_SVG("the plan"),
+    CLI_DOC_SCALE,
+    CLI_DOC_ALL_NICS,
+    CLI_DOC_FSROOT,
+    CLI_DOC_HELP,
+    {NULL, NULL}};
 
 typedef struct plan_opts {
     common_opts common;
     unsigned tasks, gpus_per_task, cpus_per_task;
     const char *task_gpus, *cpus, *policy, *omp, *net, *net_allow, *net_deny;
     int omp_given, net_given, explain;
+    /* "--omp-guard 8": the option seen bare and the word after it. */
+    const char *bare_opt, *bare_word;
 } plan_opts;
 
 static int parse_count(const char *opt, const char *s, unsigned max, unsigned *out)
@@ -38,6 +54,15 @@ static int parse_count(const char *opt, const char *s, unsigned max, unsigned *o
                          s, opt, max);
     *out = (unsigned)v;
     return 0;
+}
+
+/* getopt has just returned an optional-value option: bare, with a word
+ * after it that is one of its values, it is the "--omp-guard 8" mistake
+ * (getopt permutes later; the word is still next to it now). */
+static void bare(plan_opts *o, const char *opt, int argc, char **argv)
+{
+    if (!optarg && optind < argc && cli_is_option_value(opt, argv[optind]))
+        o->bare_opt = opt, o->bare_word = argv[optind];
 }
 
 static int parse_args(int argc, char **argv, plan_opts *o)
@@ -59,6 +84,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
         {"explain", no_argument, NULL, 'x'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -75,19 +102,27 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         case 'c': rc = parse_count("--cpus-per-task", optarg, 65536, &o->cpus_per_task); break;
         case 'C': o->cpus = optarg; break;
         case 'p': o->policy = optarg; break;
-        case 'o': o->omp = optarg; o->omp_given = 1; break;
-        case 'N': o->net = optarg ? optarg : "auto"; o->net_given = 1; break;
+        case 'o': o->omp = optarg; o->omp_given = 1; bare(o, "--omp-guard", argc, argv); break;
+        case 'N':
+            o->net = optarg ? optarg : "auto";
+            o->net_given = 1;
+            bare(o, "--net-affinity", argc, argv);
+            break;
         case 'A': o->net_allow = optarg; break;
         case 'D': o->net_deny = optarg; break;
         case 'S': o->common.svg = optarg; break;
         case 'M': o->common.map = 1; break;
         case 'x': o->explain = 1; break;
-        case 'h': fputs(plan_usage, stdout); exit(0);
-        default: fputs(plan_usage, stderr); return 2;
+        case 'Z':
+        case 'E': rc = cli_draw_option("plan", c, optarg, &o->common); break;
+        case 'h': cli_usage(stdout, plan_synopsis, plan_docs); exit(0);
+        default: cli_usage(stderr, plan_synopsis, plan_docs); return 2;
         }
         if (rc)
             return rc;
     }
+    if (optind < argc && argv[optind] == o->bare_word)
+        return cli_bare_value("plan", o->bare_opt, o->bare_word, "a stray argument");
     if (optind < argc)
         return cli_error(2, "plan: unexpected argument '%.64s'", argv[optind]);
     if (o->tasks == 0)
@@ -108,6 +143,9 @@ static int gpu_item(const ng_topology *topo, const char *item, int *out)
             return cli_error(2, "plan: --task-gpus: no GPU with bus id '%.32s' here", item);
         return 0;
     }
+    if (!n)
+        return cli_error(2, "plan: --task-gpus: '%.32s': this topology has no GPUs: leave out "
+                         "--task-gpus for CPU-only tasks", item);
     errno = 0;
     unsigned long v = strtoul(item, &end, 10);
     if (!isdigit((unsigned char)*item) || *end || errno || v >= n)
@@ -275,6 +313,28 @@ static void plan_warnings(const ng_plan *plan, const ng_plan_request *req)
         fprintf(stderr, "numaguard: warning: %s\n", ng_plan_warning(plan, i));
 }
 
+/* --cpus naming CPUs the machine does not have (or does not allow): the
+ * planner would drop them without a word; say which, and what it has. */
+static int foreign_cpus(const ng_topology *topo, const char *text, hwloc_const_cpuset_t cpus)
+{
+    hwloc_const_cpuset_t mine = ng_topology_allowed_cpus(topo);
+    if (hwloc_bitmap_isincluded(cpus, mine))
+        return 0;
+    hwloc_bitmap_t out = hwloc_bitmap_alloc();
+    char extra[256], have[256];
+    if (!out)
+        return cli_error(1, "plan: out of memory");
+    hwloc_bitmap_andnot(out, cpus, mine);
+    if (ng_list_format(out, extra, sizeof extra) < 0)
+        snprintf(extra, sizeof extra, "(%d CPUs)", hwloc_bitmap_weight(out));
+    if (ng_list_format(mine, have, sizeof have) < 0)
+        snprintf(have, sizeof have, "(%d CPUs)", hwloc_bitmap_weight(mine));
+    int n = hwloc_bitmap_weight(out);
+    hwloc_bitmap_free(out);
+    return cli_error(2, "plan: --cpus %.64s: CPU%s %s %s not on this machine (its CPUs: %s)", text,
+                     n == 1 ? "" : "s", extra, n == 1 ? "is" : "are", have);
+}
+
 static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_request *req,
                          hwloc_bitmap_t cpus, unsigned *count, unsigned *offset, int *gpus,
                          ng_nic_filter *filter)
@@ -298,6 +358,8 @@ static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_re
     if (o->cpus) {
         if (ng_list_parse(o->cpus, cpus, 1u << 20, err, sizeof(err)) < 0)
             return cli_error(2, "plan: --cpus: %s", err);
+        if (foreign_cpus(topo, o->cpus, cpus))
+            return 2;
         req->allowed_cpus = cpus;
     }
     if (o->gpus_per_task || o->task_gpus) {

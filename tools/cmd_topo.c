@@ -196,10 +196,22 @@ int cmd_topo(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"svg", required_argument, NULL, 'S'},
         {"map", no_argument, NULL, 'M'},
+        CLI_OPT_SCALE,
+        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static const char usage[] = "usage: numaguard topo [--topology FILE] [--json | --map] "
-                                "[--svg FILE|-]";
+                                "[--svg FILE|-] [--scale F] [--all-nics]";
+    static const cli_opt_doc docs[] = {
+        CLI_DOC_TOPOLOGY,
+        {"--json", "one JSON document: NUMA nodes, GPUs, NICs and their distances (docs/json.md)"},
+        CLI_DOC_MAP("the machine"),
+        CLI_DOC_SVG("the machine"),
+        CLI_DOC_SCALE,
+        CLI_DOC_ALL_NICS,
+        CLI_DOC_FSROOT,
+        CLI_DOC_HELP,
+        {NULL, NULL}};
     common_opts o = {0};
     int c;
     optind = 1;
@@ -210,8 +222,13 @@ int cmd_topo(int argc, char **argv)
         case 'j': o.json = 1; break;
         case 'S': o.svg = optarg; break;
         case 'M': o.map = 1; break;
+        case 'Z':
+        case 'E':
+            if (cli_draw_option("topo", c, optarg, &o))
+                return 2;
+            break;
         case 'h':
-            puts(usage);
+            cli_usage(stdout, usage, docs);
             return 0;
         default:
             return cli_error(2, "topo: %s", usage);

@@ -18,7 +18,7 @@ static int *list_of(ngi_layout *l, int parent, ngi_box_kind kind)
     if (kind == NGI_BOX_BAR)
         return &p->bars;
     if (kind == NGI_BOX_MEM || kind == NGI_BOX_GPU || kind == NGI_BOX_NIC ||
-        kind == NGI_BOX_GPUSET || kind == NGI_BOX_ABSENT)
+        kind == NGI_BOX_GPUSET || kind == NGI_BOX_ABSENT || kind == NGI_BOX_NICSUM)
         return p->kind == NGI_BOX_GPUSET ? &p->grid : &p->strip;
     return &p->grid;
 }
@@ -207,8 +207,11 @@ static int devices(build *b)
         if (add_gpu(b, g) < 0)
             return -1;
     for (unsigned n = 0; n < ng_topology_nic_count(topo); n++)
-        if (add(b->l, NGI_BOX_NIC, host_box(b->l, ng_topology_nic(topo, n)->cpus), NULL, n) < 0)
+        if (b->m->nic_shown[n] != NGI_NIC_HIDDEN &&
+            add(b->l, NGI_BOX_NIC, host_box(b->l, ng_topology_nic(topo, n)->cpus), NULL, n) < 0)
             return -1;
+    if (b->m->nic_hidden && add(b->l, NGI_BOX_NICSUM, 0, NULL, 0) < 0)
+        return -1;
     for (unsigned i = 0; i < ng_topology_numa_count(topo); i++)
         if (!b->drawn[i] && add(b->l, NGI_BOX_MEM, 0, NULL, i) < 0)
             return -1;

@@ -55,6 +55,10 @@ static void summary(ngi_legend *lg, const ngi_draw_model *m)
                      ng, ng == 1 ? "" : "s", nc, nc == 1 ? "" : "s");
     if (u < 0 || (size_t)u >= len)
         return;
+    if (m->nic_hidden)
+        u += snprintf(s + u, len - (size_t)u, " (%u not shown)", m->nic_hidden);
+    if ((size_t)u >= len)
+        return;
     if (m->mode == NGI_MODE_PLAN)
         snprintf(s + u, len - (size_t)u, "; %u task%s on %d allocated PUs", m->ntasks,
                  m->ntasks == 1 ? "" : "s", alloc);
@@ -105,7 +109,7 @@ static int plan_keys(ngi_legend *lg, const ngi_draw_model *m)
     if (!hwloc_bitmap_isequal(m->allowed, m->present) || !hwloc_bitmap_iszero(m->absent))
         rc |= row(lg, NGI_SW_STATE, NGI_PU_EXCLUDED, "not allocated, offline or disallowed");
     if (any_shared(m))
-        rc |= row(lg, NGI_SW_SHARED, 0, "shared core");
+        rc |= row(lg, NGI_SW_SHARED, 0, "shared core (its tasks)");
     unsigned used = modes_used(m);
     for (unsigned k = NG_MEM_MODE_BIND; k <= NG_MEM_MODE_WEIGHTED; k++)
         if (used >> k & 1)

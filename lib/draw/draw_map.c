@@ -255,15 +255,20 @@ static void devices(const map *p)
     }
     for (unsigned n = 0; n < ng_topology_nic_count(m->topo); n++) {
         const ng_nic_info *ni = ng_topology_nic(m->topo, n);
+        if (m->nic_shown[n] == NGI_NIC_HIDDEN)
+            continue;
         ngi_draw_list(ni->numa_nodes, nodes, sizeof nodes);
         task_list(m->nic_tasks[n], tasks, sizeof tasks);
         fprintf(p->f, "NIC %-3u %s ", n, ni->pci_bus_id);
         ngi_draw_plain(p->f, ni->name);
         fprintf(p->f, " %s numa %s", ng_nic_kind_name(ni->kind), nodes);
-        if (m->mode == NGI_MODE_PLAN)
+        if (m->mode == NGI_MODE_PLAN && (m->nics_asked || !hwloc_bitmap_iszero(m->nic_tasks[n])))
             fprintf(p->f, " %s", tasks);
         fputc('\n', p->f);
     }
+    if (m->nic_hidden)
+        fprintf(p->f, "NICs not listed: %u (%u Ethernet, %u RDMA without a task); --all-nics lists "
+                "them\n", m->nic_hidden, m->nic_hidden_eth, m->nic_hidden - m->nic_hidden_eth);
 }
 
 static void key_symbol(const map *p, const ngi_legend_row *r)

@@ -89,6 +89,35 @@ static void check_fill(ngi_draw_model *m, const ng_inspection *ins)
         hwloc_bitmap_or(m->piled, m->piled, ng_inspection_overlap(ins, i)->cpus);
 }
 
+/* Which NICs the picture draws (docs/draw.md): all with NG_DRAW_ALL_NICS;
+ * in a plan those its tasks use (the rest are no part of the decision: on
+ * an 8-GPU node with 32 EFA adapters they filled most of the picture); in
+ * topo and check the RDMA ones, small. Ethernet interfaces are never
+ * candidates by default (docs/network.md), so they are counted, not drawn. */
+static void nic_show(ngi_draw_model *m)
+{
+    unsigned n = ng_topology_nic_count(m->topo);
+    for (unsigned t = 0; t < m->ntasks && !m->nics_asked; t++) {
+        const ng_task_plan *tp = ng_plan_task(m->req->plan, t);
+        m->nics_asked = tp->n_nics > 0 || tp->n_net_env > 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const ng_nic_info *ni = ng_topology_nic(m->topo, i);
+        ngi_nic_show s = NGI_NIC_FULL;
+        if (!(m->req->flags & NG_DRAW_ALL_NICS)) {
+            if (m->mode == NGI_MODE_PLAN)
+                s = hwloc_bitmap_iszero(m->nic_tasks[i]) ? NGI_NIC_HIDDEN : NGI_NIC_FULL;
+            else
+                s = ni->rdma ? NGI_NIC_SMALL : NGI_NIC_HIDDEN;
+        }
+        m->nic_shown[i] = (unsigned char)s;
+        if (s == NGI_NIC_HIDDEN) {
+            m->nic_hidden++;
+            m->nic_hidden_eth += !ni->rdma;
+        }
+    }
+}
+
 static int arrays(ngi_draw_model *m)
 {
     m->pu_task = malloc(m->npu * sizeof *m->pu_task);
@@ -97,8 +126,9 @@ static int arrays(ngi_draw_model *m)
     m->node_tasks = sets_alloc(ng_topology_numa_count(m->topo));
     m->gpu_tasks = sets_alloc(ng_topology_gpu_count(m->topo));
     m->nic_tasks = sets_alloc(ng_topology_nic_count(m->topo));
+    m->nic_shown = calloc(ng_topology_nic_count(m->topo) + 1, 1);
     if (!m->pu_task || !m->pu_ntasks || !m->pu_runnable || !m->node_tasks || !m->gpu_tasks ||
-        !m->nic_tasks)
+        !m->nic_tasks || !m->nic_shown)
         return -1;
     for (unsigned i = 0; i < m->npu; i++)
         m->pu_task[i] = -1;
@@ -126,6 +156,7 @@ int ngi_draw_model_build(ngi_draw_model *m, const ng_topology *topo,
         plan_task(m, t, ng_plan_task(req->plan, t));
     if (req->inspection)
         check_fill(m, req->inspection);
+    nic_show(m);
     return 0;
 }
 
@@ -134,6 +165,7 @@ void ngi_draw_model_free(ngi_draw_model *m)
     free(m->pu_task);
     free(m->pu_ntasks);
     free(m->pu_runnable);
+    free(m->nic_shown);
     hwloc_bitmap_free(m->present);
     hwloc_bitmap_free(m->absent);
     hwloc_bitmap_free(m->allowed);
@@ -212,6 +244,23 @@ static void cell_pu(const ngi_draw_model *m, unsigned pu, ngi_draw_cell *c)
     c->runnable += m->pu_runnable[pu];
 }
 
+/* The tasks on a shared core, named in its cell ("0,1"): which tasks share
+ * is the point of the mark, not only the legend's. */
+static void shared_tasks(const ngi_draw_model *m, hwloc_const_cpuset_t pus, ngi_draw_cell *c)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set)
+        return;
+    for (unsigned t = 0; t < m->ntasks; t++) {
+        const ng_task_plan *tp = ng_plan_task(m->req->plan, t);
+        if (tp->cpus && hwloc_bitmap_intersects(tp->cpus, pus))
+            hwloc_bitmap_set(set, t);
+    }
+    if (ng_list_format(set, c->tasks, sizeof c->tasks) < 0 || strlen(c->tasks) > 9)
+        snprintf(c->tasks, sizeof c->tasks, "%d tasks", hwloc_bitmap_weight(set));
+    hwloc_bitmap_free(set);
+}
+
 void ngi_draw_cell_of(const ngi_draw_model *m, hwloc_const_cpuset_t pus, ngi_draw_cell *c)
 {
     int pu;
@@ -222,6 +271,8 @@ void ngi_draw_cell_of(const ngi_draw_model *m, hwloc_const_cpuset_t pus, ngi_dra
     }
     hwloc_bitmap_foreach_end();
     c->over = m->mode == NGI_MODE_CHECK && c->runnable > c->pus;
+    if (c->shared && m->mode == NGI_MODE_PLAN)
+        shared_tasks(m, pus, c);
     c->piled = hwloc_bitmap_intersects(m->piled, pus);
     if ((m->req->flags & NG_DRAW_HIGHLIGHT) && m->req->plan &&
         m->req->highlight_task < m->ntasks) {

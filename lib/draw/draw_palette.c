@@ -1,23 +1,25 @@
 /* The colours of the pictures (docs/draw.md lists them).
  *
- * Tasks: Tableau's ten-colour palette (designed to be told apart, also by
- * most colour-blind readers), its grey swapped for a dark teal so that no
- * task looks like an idle core. Greyscale cannot tell all ten apart: every
- * cell carries its task number for that. Heat: a light-to-dark sequence
- * (ColorBrewer YlOrRd), which stays ordered in greyscale. */
+ * Tasks: eight hues (blue, orange, red, teal, green, yellow, purple, navy)
+ * whose greys are 25 apart or more (Rec. 601 luma 37 to 224), so that a
+ * greyscale print or a colour-blind reader still tells any two of the
+ * first eight tasks apart; tasks 8 and up take the same colours with a
+ * pattern over them (stripes, dots: ngi_draw_task_pattern), and
+ * every cell carries its task number. Heat: a light-to-dark sequence
+ * (ColorBrewer YlOrRd), which stays ordered in greyscale; the mark of an
+ * oversubscribed core is blue, a hue no heat level has. */
 #include "private/draw.h"
 
+/* Luma (0.299 R + 0.587 G + 0.114 B) in the comments. */
 static const ngi_rgb task_rgb[NGI_TASK_COLOURS] = {
-    {0x4e, 0x79, 0xa7}, /* blue */
-    {0xf2, 0x8e, 0x2b}, /* orange */
-    {0xe1, 0x57, 0x59}, /* red */
-    {0x76, 0xb7, 0xb2}, /* teal */
-    {0x59, 0xa1, 0x4f}, /* green */
-    {0xed, 0xc9, 0x48}, /* yellow */
-    {0xb0, 0x7a, 0xa1}, /* purple */
-    {0xff, 0x9d, 0xa7}, /* pink */
-    {0x9c, 0x75, 0x5f}, /* brown */
-    {0x2f, 0x6f, 0x6b}, /* dark teal */
+    {0x21, 0x66, 0xac}, /* blue, 89 */
+    {0xfb, 0x9a, 0x29}, /* orange, 170 */
+    {0xa5, 0x0f, 0x15}, /* dark red, 60 */
+    {0x99, 0xdc, 0xd4}, /* light teal, 199 */
+    {0x4a, 0x95, 0x3a}, /* green, 116 */
+    {0xfb, 0xe8, 0x70}, /* light yellow, 224 */
+    {0xb0, 0x7a, 0xa1}, /* purple, 143 */
+    {0x1b, 0x24, 0x48}, /* navy, 37 */
 };
 
 static const ngi_rgb heat_rgb[NGI_HEAT_LEVELS] = {
@@ -42,6 +44,16 @@ static const ngi_rgb fixed_rgb[NGI_C_COUNT] = {
 ngi_rgb ngi_draw_task_rgb(unsigned task)
 {
     return task_rgb[task % NGI_TASK_COLOURS];
+}
+
+unsigned ngi_draw_task_pattern(unsigned task)
+{
+    return (task / NGI_TASK_COLOURS) % NGI_TASK_PATTERNS;
+}
+
+ngi_rgb ngi_draw_over_rgb(void)
+{
+    return (ngi_rgb){0x1f, 0x3f, 0xff};
 }
 
 ngi_rgb ngi_draw_heat_rgb(unsigned runnable)

@@ -51,10 +51,31 @@ static void gpu_lines(const ngi_draw_model *m, unsigned g, char lines[3][96])
 static void nic_lines(const ngi_draw_model *m, unsigned n, char lines[3][96])
 {
     const ng_nic_info *ni = ng_topology_nic(m->topo, n);
+    if (m->nic_shown[n] == NGI_NIC_SMALL) {
+        snprintf(lines[0], 96, "%s %s", ni->name, ng_nic_kind_name(ni->kind));
+        return;
+    }
     snprintf(lines[0], 96, "%s", ni->name);
     snprintf(lines[1], 96, "%s%s%s", ng_nic_kind_name(ni->kind), ni->netdev[0] ? " " : "",
              ni->netdev);
-    task_text(m, m->nic_tasks[n], lines[2], 96);
+    /* "no task" only where NICs were part of the request (--net-affinity):
+     * without it no NIC has a task, and saying so reads as a finding. */
+    if (m->mode != NGI_MODE_PLAN || m->nics_asked || !hwloc_bitmap_iszero(m->nic_tasks[n]))
+        task_text(m, m->nic_tasks[n], lines[2], 96);
+}
+
+/* The box counting the NICs not drawn. */
+static void nicsum_lines(const ngi_draw_model *m, char lines[3][96])
+{
+    unsigned rdma = m->nic_hidden - m->nic_hidden_eth;
+    snprintf(lines[0], 96, "%u NIC%s not shown", m->nic_hidden, m->nic_hidden == 1 ? "" : "s");
+    if (rdma && m->nic_hidden_eth)
+        snprintf(lines[1], 96, "%u RDMA without a task, %u Ethernet", rdma, m->nic_hidden_eth);
+    else if (rdma)
+        snprintf(lines[1], 96, "RDMA, without a task%s", m->nics_asked ? "" : " (no --net-affinity)");
+    else
+        snprintf(lines[1], 96, "Ethernet (not RDMA)");
+    snprintf(lines[2], 96, "--all-nics draws them");
 }
 
 void ngi_draw_box_lines(const ngi_draw_model *m, const ngi_box *b, char lines[3][96])
@@ -75,6 +96,8 @@ void ngi_draw_box_lines(const ngi_draw_model *m, const ngi_box *b, char lines[3]
         gpu_lines(m, b->index, lines);
     } else if (b->kind == NGI_BOX_NIC) {
         nic_lines(m, b->index, lines);
+    } else if (b->kind == NGI_BOX_NICSUM) {
+        nicsum_lines(m, lines);
     }
 }
 
@@ -89,12 +112,19 @@ static int max3(int a, int b, int c)
     return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
-static void size_core(ngi_box *b)
+/* A core: its PUs side by side; a shared one as wide as its tasks' list. */
+static void size_core(const ngi_draw_model *m, ngi_box *b)
 {
     int n = hwloc_bitmap_weight(b->obj->cpuset);
     int w = n * (NGI_PU_W + NGI_PU_GAP) - NGI_PU_GAP + 2 * NGI_CORE_PAD;
     b->w = w > NGI_CORE_W ? w : NGI_CORE_W;
     b->h = NGI_CORE_H;
+    if (m->mode == NGI_MODE_PLAN) {
+        ngi_draw_cell c;
+        ngi_draw_cell_of(m, b->obj->cpuset, &c);
+        int tw = c.tasks[0] ? ngi_draw_text_w(c.tasks, 9) * 11 / 10 + 6 : 0;
+        b->w = tw > b->w ? tw : b->w;
+    }
 }
 
 static void size_bar(const ngi_draw_model *m, ngi_box *b)
@@ -129,6 +159,8 @@ static void size_device(const ngi_draw_model *m, ngi_box *b)
     int min = b->kind == NGI_BOX_GPU ? 100 : 80;
     b->w = w > min ? w : min;
     b->h = 8 + 3 * NGI_LINE + 6; /* room for the band of a shared device */
+    if (b->kind == NGI_BOX_NIC && m->nic_shown[b->index] == NGI_NIC_SMALL)
+        b->w = w, b->h = 6 + NGI_LINE + 2; /* one line */
 }
 
 static void size_absent(const ngi_draw_model *m, ngi_box *b)
@@ -301,11 +333,12 @@ static void size_box(ngi_layout *l, const ngi_draw_model *m, int i)
 {
     ngi_box *b = &l->box[i];
     switch (b->kind) {
-    case NGI_BOX_CORE: size_core(b); break;
+    case NGI_BOX_CORE: size_core(m, b); break;
     case NGI_BOX_BAR: size_bar(m, b); break;
     case NGI_BOX_MEM: size_mem(m, b); break;
     case NGI_BOX_GPU:
-    case NGI_BOX_NIC: size_device(m, b); break;
+    case NGI_BOX_NIC:
+    case NGI_BOX_NICSUM: size_device(m, b); break;
     case NGI_BOX_ABSENT: size_absent(m, b); break;
     case NGI_BOX_GPUSET: size_gpuset(l, b); break;
     default: size_container(l, b); break;

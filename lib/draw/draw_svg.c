@@ -36,7 +36,31 @@ static void defs(FILE *f)
           "<rect width=\"4\" height=\"1.5\" fill=\"#fff\"/></pattern>\n"
           "<pattern id=\"dots\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\">"
           "<rect width=\"1.6\" height=\"1.6\" fill=\"#fff\"/></pattern>\n"
+          /* Tasks 8 and up: their colour repeats, one of these over it. Each
+           * has a light and a dark line, to show on any colour. */
+          "<pattern id=\"task1\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+          "<rect width=\"6\" height=\"1.5\" fill=\"#fff\" fill-opacity=\"0.75\"/>"
+          "<rect y=\"3\" width=\"6\" height=\"1.5\" fill=\"#000\" fill-opacity=\"0.5\"/>"
+          "</pattern>\n"
+          "<pattern id=\"task2\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+          "<rect width=\"2\" height=\"2\" fill=\"#fff\" fill-opacity=\"0.8\"/>"
+          "<rect x=\"3\" y=\"3\" width=\"2\" height=\"2\" fill=\"#000\" fill-opacity=\"0.55\"/>"
+          "</pattern>\n"
+          "<pattern id=\"task3\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+          "<rect width=\"1.5\" height=\"6\" fill=\"#fff\" fill-opacity=\"0.75\"/>"
+          "<rect x=\"3\" width=\"1.5\" height=\"6\" fill=\"#000\" fill-opacity=\"0.5\"/>"
+          "</pattern>\n"
           "</defs>\n", f);
+}
+
+/* The pattern of task @p t over a rect (tasks 8 and up; none below). */
+static void task_pattern(FILE *f, unsigned t, int x, int y, int w, int h, int rx)
+{
+    unsigned p = ngi_draw_task_pattern(t);
+    if (p)
+        fprintf(f, "<rect class=\"task-pattern\" data-task=\"%u\" data-pattern=\"%u\" x=\"%d\" "
+                   "y=\"%d\" width=\"%d\" height=\"%d\" rx=\"%d\" fill=\"url(#task%u)\"/>\n",
+                t, p, x, y, w, h, rx, p);
 }
 
 /* ---- memory chips: one per task whose policy names the node ---- */
@@ -149,14 +173,45 @@ static void device_tasks(FILE *f, const ngi_draw_model *m, const ngi_box *b, int
                 b->index, t, x0, y, x1 - x0, h);
         fill(f, "fill", ngi_draw_task_rgb((unsigned)t));
         fputs(" stroke=\"#303030\" stroke-width=\"0.5\"/>\n", f);
+        task_pattern(f, (unsigned)t, x0, y, x1 - x0, h, 0);
         k++;
     }
     hwloc_bitmap_foreach_end();
 }
 
+/* A NIC drawn small (topo, check): one line, name and kind. */
+static void small_nic(FILE *f, const ngi_draw_model *m, const ngi_box *b)
+{
+    char lines[3][96];
+    fprintf(f, "<rect class=\"nic small\" data-nic=\"%u\" x=\"%d\" y=\"%d\" width=\"%d\" "
+               "height=\"%d\"", b->index, b->x, b->y, b->w, b->h);
+    fill(f, "fill", ngi_draw_rgb(NGI_C_DEVICE));
+    fputs(" stroke=\"#303030\"/>\n", f);
+    ngi_draw_box_lines(m, b, lines);
+    text_at(f, b->x + 5, b->y + 4 + 9, NGI_SMALL, NULL, lines[0]);
+}
+
+/* The one box for the NICs not drawn: how many, which kinds. */
+static void nic_summary(FILE *f, const ngi_draw_model *m, const ngi_box *b)
+{
+    char lines[3][96];
+    fprintf(f, "<rect class=\"nic-summary\" data-hidden=\"%u\" data-ethernet=\"%u\" x=\"%d\" "
+               "y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" stroke=\"#808080\" "
+               "stroke-dasharray=\"3,2\"/>\n", m->nic_hidden, m->nic_hidden_eth, b->x, b->y,
+            b->w, b->h);
+    ngi_draw_box_lines(m, b, lines);
+    for (int i = 0; i < 3; i++)
+        text_at(f, b->x + 5, b->y + 4 + 9 + i * NGI_LINE, NGI_SMALL,
+                i ? " fill=\"#505050\"" : " font-weight=\"bold\"", lines[i]);
+}
+
 static void device(FILE *f, const ngi_draw_model *m, const ngi_box *b)
 {
     int gpu = b->kind == NGI_BOX_GPU;
+    if (!gpu && m->nic_shown[b->index] == NGI_NIC_SMALL) {
+        small_nic(f, m, b);
+        return;
+    }
     hwloc_const_bitmap_t tasks = gpu ? m->gpu_tasks[b->index] : m->nic_tasks[b->index];
     int first = hwloc_bitmap_weight(tasks) == 1 ? hwloc_bitmap_first(tasks) : -1;
     char lines[3][96], bold[64];
@@ -260,18 +315,27 @@ static void core_label(const ngi_draw_model *m, const ngi_draw_cell *c, char *bu
         snprintf(buf, len, "%u", c->runnable);
     else if (m->mode == NGI_MODE_TOPO)
         snprintf(buf, len, "%u", c->first_pu);
+    else if (c->state == NGI_PU_TASK && c->tasks[0])
+        snprintf(buf, len, "%s", c->tasks); /* shared: its tasks */
     else if (c->state == NGI_PU_TASK)
         snprintf(buf, len, "%d%s", c->task, c->shared ? "+" : "");
 }
 
-static void core_rect(FILE *f, const ngi_box *b, const ngi_draw_cell *c, ngi_rgb bg)
+static void core_rect(FILE *f, const ngi_draw_model *m, const ngi_box *b, const ngi_draw_cell *c,
+                      ngi_rgb bg)
 {
-    fprintf(f, "<rect class=\"core\" data-core=\"%u\" data-task=\"%d\" x=\"%d\" y=\"%d\" "
-               "width=\"%d\" height=\"%d\" rx=\"3\"", b->obj->logical_index,
-            c->state == NGI_PU_TASK ? c->task : -1, b->x, b->y, b->w, b->h);
+    fprintf(f, "<rect class=\"core\" data-core=\"%u\" data-task=\"%d\"", b->obj->logical_index,
+            c->state == NGI_PU_TASK ? c->task : -1);
+    if (c->tasks[0])
+        fprintf(f, " data-tasks=\"%s\"", c->tasks);
+    fprintf(f, " x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\"", b->x, b->y, b->w,
+            b->h);
     fill(f, "fill", bg);
-    if (c->over || c->highlight)
-        fprintf(f, " stroke=\"%s\" stroke-width=\"2.5\"/>\n", c->over ? "#d00000" : "#000000");
+    if (c->over) {
+        fill(f, "stroke", ngi_draw_over_rgb());
+        fputs(" stroke-width=\"2.5\"/>\n", f);
+    } else if (c->highlight)
+        fputs(" stroke=\"#000000\" stroke-width=\"2.5\"/>\n", f);
     else if (c->state == NGI_PU_EXCLUDED || c->state == NGI_PU_ABSENT)
         fputs(" stroke=\"#b0b0b0\" stroke-dasharray=\"2,2\"/>\n", f);
     else
@@ -279,6 +343,8 @@ static void core_rect(FILE *f, const ngi_box *b, const ngi_draw_cell *c, ngi_rgb
     if (c->shared || c->piled)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\" "
                    "fill=\"url(#%s)\"/>\n", b->x, b->y, b->w, b->h, c->piled ? "piled" : "hatch");
+    else if (c->state == NGI_PU_TASK && m->mode == NGI_MODE_PLAN)
+        task_pattern(f, (unsigned)c->task, b->x, b->y, b->w, b->h, 3);
 }
 
 static void core_pus(FILE *f, const ngi_draw_model *m, const ngi_box *b)
@@ -303,22 +369,26 @@ static void core_pus(FILE *f, const ngi_draw_model *m, const ngi_box *b)
 static void core(FILE *f, const ngi_draw_model *m, const ngi_box *b)
 {
     ngi_draw_cell c;
-    char label[24];
+    char label[48];
     ngi_draw_cell_of(m, b->obj->cpuset, &c);
     ngi_rgb bg = core_rgb(m, &c);
-    core_rect(f, b, &c, bg);
+    core_rect(f, m, b, &c, bg);
     core_label(m, &c, label, sizeof label);
     if (label[0]) {
-        int px = strlen(label) > 3 ? 8 : strlen(label) > 2 ? 9 : 10;
+        int px = strlen(label) > 3 && !c.tasks[0] ? 8 : strlen(label) > 2 ? 9 : 10;
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\" "
-                   "text-anchor=\"middle\"", b->x + b->w / 2, b->y + 11, px);
+                   "text-anchor=\"middle\"", b->x + (b->w - (c.over ? 8 : 0)) / 2, b->y + 11, px);
         fill(f, "fill", ngi_draw_dark(bg) && !c.shared && !c.piled ? (ngi_rgb){255, 255, 255}
                                                                    : (ngi_rgb){0, 0, 0});
         fprintf(f, ">%s</text>\n", label);
     }
-    if (c.over)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" font-weight=\"bold\" "
-                   "fill=\"#d00000\" text-anchor=\"end\">!</text>\n", b->x + b->w - 2, b->y + 9);
+    if (c.over) { /* a blue badge with a white "!": it shows on every heat colour */
+        fprintf(f, "<rect class=\"over-mark\" x=\"%d\" y=\"%d\" width=\"7\" height=\"10\" rx=\"2\"",
+                b->x + b->w - 8, b->y + 1);
+        fill(f, "fill", ngi_draw_over_rgb());
+        fprintf(f, "/>\n<text x=\"%d\" y=\"%d\" font-size=\"9\" font-weight=\"bold\" "
+                   "fill=\"#ffffff\" text-anchor=\"middle\">!</text>\n", b->x + b->w - 4, b->y + 9);
+    }
     core_pus(f, m, b);
 }
 
@@ -330,6 +400,7 @@ static void box(FILE *f, const ngi_draw_model *m, const ngi_layout *l, const ngi
     case NGI_BOX_MEM: node_box(f, m, b); break;
     case NGI_BOX_GPU:
     case NGI_BOX_NIC: device(f, m, b); break;
+    case NGI_BOX_NICSUM: nic_summary(f, m, b); break;
     case NGI_BOX_GPUSET: gpuset(f, l, b); break;
     case NGI_BOX_ABSENT: absent(f, m, b); break;
     default: container(f, b); break;
@@ -339,6 +410,7 @@ static void box(FILE *f, const ngi_draw_model *m, const ngi_layout *l, const ngi
 /* ---- legend ---- */
 
 #define SW 14       /* swatch size */
+#define AUTO_WIDTH 720  /* pictures narrower than this are scaled up (picture_scale) */
 #define ROW_H 18    /* legend line height */
 
 /* data-key of a legend key: what it explains (docs/draw.md). */
@@ -386,7 +458,11 @@ static void swatch_look(const ngi_legend_row *r, look *k)
         snprintf(k->num, sizeof k->num, "%u%s", r->value,
                  r->value + 1 < NGI_HEAT_LEVELS ? "" : "+");
     } else if (r->swatch == NGI_SW_OVER) {
-        k->border = " stroke=\"#d00000\" stroke-width=\"2.5\"";
+        static char over[64];
+        char hex[8];
+        ngi_draw_hex(ngi_draw_over_rgb(), hex);
+        snprintf(over, sizeof over, " stroke=\"%s\" stroke-width=\"2.5\"", hex);
+        k->border = over;
     }
 }
 
@@ -405,6 +481,8 @@ static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
     fprintf(f, " x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"2\"", x, y, SW, SW);
     fill(f, "fill", k.c);
     fprintf(f, "%s/>\n", k.border);
+    if (r->swatch == NGI_SW_TASK)
+        task_pattern(f, r->value, x, y, SW, SW, 2);
     if (r->swatch == NGI_SW_SHARED || r->swatch == NGI_SW_PILED)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#%s)\"/>\n", x,
                 y, SW, SW, r->swatch == NGI_SW_PILED ? "piled" : "hatch");
@@ -465,6 +543,19 @@ static int title_w(const ngi_draw_model *m, const ngi_legend *lg)
     return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
+/* Pixels per drawing unit: the caller's (0.25-8), else 1, or what makes a
+ * small machine's picture (a 2-core laptop: ~250 units) 720 pixels wide,
+ * at most 3: the viewBox stays, so every renderer scales it crisply. */
+static double picture_scale(double want, int w)
+{
+    if (want > 0)
+        return want < 0.25 ? 0.25 : want > 8 ? 8 : want;
+    if (w >= AUTO_WIDTH || w <= 0)
+        return 1;
+    double s = (double)AUTO_WIDTH / w;
+    return s > 3 ? 3 : s;
+}
+
 int ngi_draw_svg_write(FILE *f, const ngi_draw_model *m, const ngi_layout *l,
                        const ngi_legend *lg)
 {
@@ -476,9 +567,11 @@ int ngi_draw_svg_write(FILE *f, const ngi_draw_model *m, const ngi_layout *l,
     int w = mach->w > lw ? mach->w : lw;
     w = (w > tw ? w : tw) + 2 * NGI_MARGIN;
     int h = top + lh + NGI_MARGIN;
+    double s = picture_scale(m->req->scale, w);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
-               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>", w, h, w, h);
+               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>",
+            (int)(w * s + 0.5), (int)(h * s + 0.5), w, h);
     ngi_draw_xml(f, m->req->title ? m->req->title : "numaguard");
     fputs("</title>\n", f);
     defs(f);

@@ -226,8 +226,12 @@ static int gpus_from_option(const ng_topology *topo, const char *text, int *list
         if (v < 0 || (unsigned long)v >= ngpu) {
             char show[NGI_SHOW_MAX * 4 + 8];
             ngi_show_bytes(it, strlen(it), show, sizeof show);
-            ngi_fail(err, errlen, "--gpus: '%s' is not a GPU index (0-%d) or bus id of this "
-                    "topology", show, (int)ngpu - 1);
+            if (!ngpu) /* "(0--1)" named no index: say there is none */
+                ngi_fail(err, errlen, "--gpus: '%s': this machine has no GPUs (none in its "
+                        "topology): leave out --gpus, or give --gpus none", show);
+            else
+                ngi_fail(err, errlen, "--gpus: '%s' is not a GPU index (0-%d) or bus id of this "
+                        "topology", show, (int)ngpu - 1);
             return -2;
         }
         if (*n >= NG_MAX_GPUS) {

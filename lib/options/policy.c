@@ -3,6 +3,7 @@
  * The grammar is documented in docs/grammar.md; help.c prints it. */
 #include "private/options.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -261,6 +262,45 @@ static int parse_policy_item(pstate *st, ng_policy *out, int *have_policy,
     return parse_nodes(st, out);
 }
 
+/* The policy or modifier name nearest a mistyped word ("locl": local), or
+ * NULL when none is near; @p nodes_only: only kinds that take ':NODES'. */
+static const char *nearest_name(const char *word, size_t len, int nodes_only)
+{
+    const char *best = NULL;
+    unsigned bd = UINT_MAX;
+    for (int k = 0; k < NG_POLICY_KIND_COUNT; k++) {
+        unsigned d = ngi_option_nearness(word, len, kinds[k].name);
+        if ((!nodes_only || kinds[k].takes_nodes) && d < bd)
+            bd = d, best = kinds[k].name;
+    }
+    for (size_t m = 0; !nodes_only && m < NGI_ARRAY_LEN(mod_names); m++) {
+        unsigned d = ngi_option_nearness(word, len, mod_names[m].name);
+        if (d < bd)
+            bd = d, best = mod_names[m].name;
+    }
+    return best;
+}
+
+/* "unknown item '%s'" and, when a name is near, "(did you mean 'x'?)". */
+static int unknown(pstate *st, const char *item, size_t ilen, size_t wlen, const char *plain)
+{
+    const char *near = nearest_name(item, wlen, wlen < ilen);
+    char why[200], tail[NGI_SHOW_MAX * 4 + 8];
+    if (!near)
+        return bad(st, plain, item, ilen);
+    /* The item as it would be right: "interleav:0-3" -> "interleave:0-3" (escaped: the
+     * text is printed; '%' doubled: it goes through bad()'s format). */
+    ngi_show_bytes(item + wlen, ilen - wlen, tail, sizeof tail);
+    size_t u = (size_t)snprintf(why, sizeof why, "unknown item '%%s' (did you mean '%s", near);
+    for (const char *c = tail; *c && u + 3 < sizeof why; c++) {
+        why[u++] = *c;
+        if (*c == '%')
+            why[u++] = '%';
+    }
+    snprintf(why + u, sizeof why - u, "'?)");
+    return bad(st, why, item, ilen);
+}
+
 /* Match the item at st->p against the policy and modifier names. */
 static int parse_item(pstate *st, ng_policy *out, int *have_policy)
 {
@@ -281,13 +321,13 @@ static int parse_item(pstate *st, ng_policy *out, int *have_policy)
             return 0;
         }
     }
-    if (wlen < ilen) { /* "verbose:1", "foo:2" */
+    if (wlen < ilen) { /* "verbose:1", "foo:2", "interleav:0-3" */
         char why[128], which[64];
         nodes_kinds(which, sizeof which);
         snprintf(why, sizeof why, "unknown item '%%s' (only %s take ':NODES')", which);
-        return bad(st, why, item, ilen);
+        return unknown(st, item, ilen, wlen, why);
     }
-    return bad(st, "unknown item '%s'", item, ilen);
+    return unknown(st, item, ilen, wlen, "unknown item '%s'");
 }
 
 int ng_policy_parse(const char *text, ng_policy *out, char *err, size_t errlen)

@@ -112,18 +112,43 @@ static void sort_by_distance(const ng_topology *topo, const task_in *ti, unsigne
         }
 }
 
-/* One task's NICs, nearest first: per GPU (or for its CPUs) one of the
- * nearest candidates, taken in turn among the tasks that tie; with a
- * count, then the other candidates by distance, cut at count. */
+/* Auto gives a task every NIC equally near each of its GPUs, at most this
+ * many per GPU (per task without GPUs): on an AWS p5 each H100 has 4 EFA
+ * adapters behind its PCIe switch, and aws-ofi-nccl pairs the GPU with all
+ * of them. The cap keeps a CPU-only task, or a GPU with no switch-near
+ * adapter, from being handed every adapter of a socket (docs/network.md). */
+#define NET_AUTO_PER_GPU 4
+
+/* Add the NICs of set to out, from its k-th (tie rotation) on, around,
+ * at most max of them. */
+static void add_rotated(unsigned *out, unsigned *n, nicmask set, unsigned k, unsigned max)
+{
+    unsigned size = (unsigned)__builtin_popcountll(set);
+    for (unsigned j = 0; j < size && j < max; j++)
+        list_add(out, n, mask_nth(set, k + j));
+}
+
+/* One task's NICs, nearest first. Per GPU (or for its CPUs) the candidates
+ * at the smallest distance: first one of them per GPU, taken in turn among
+ * the tasks that tie on the same set (the lists of tasks sharing adapters
+ * start on different ones), then the rest of each set in the same turn,
+ * up to NET_AUTO_PER_GPU per GPU. With a count, then the other candidates
+ * by distance, and the list is cut at count instead. */
 static unsigned task_nics(const ng_topology *topo, const ng_net_affinity *a, nicmask cand,
                           const task_in *ti, tie_counter *tc, unsigned *out)
 {
-    unsigned n = 0;
-    for (unsigned k = 0; k < (ti->ng ? ti->ng : 1); k++) {
-        nicmask s = nearest(topo, cand, ti->ng ? ti->gpus[k] : -1, ti->cpus);
-        if (s)
-            list_add(out, &n, mask_nth(s, tie_take(tc, s)));
+    unsigned n = 0, ng = ti->ng ? ti->ng : 1, first[NG_MAX_GPUS + 1];
+    nicmask near[NG_MAX_GPUS + 1];
+    for (unsigned k = 0; k < ng && k <= NG_MAX_GPUS; k++) {
+        near[k] = nearest(topo, cand, ti->ng ? ti->gpus[k] : -1, ti->cpus);
+        first[k] = near[k] ? tie_take(tc, near[k]) : 0;
+        if (near[k])
+            list_add(out, &n, mask_nth(near[k], first[k]));
     }
+    unsigned per = a->mode == NG_NET_COUNT ? NG_MAX_NICS : NET_AUTO_PER_GPU;
+    for (unsigned k = 0; k < ng && k <= NG_MAX_GPUS; k++)
+        if (near[k])
+            add_rotated(out, &n, near[k], first[k], per);
     sort_by_distance(topo, ti, out, n);
     if (a->mode != NG_NET_COUNT)
         return n;

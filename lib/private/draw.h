@@ -43,13 +43,22 @@ typedef enum ngi_colour {
     NGI_C_COUNT
 } ngi_colour;
 
-/** Number of distinct task colours (then they repeat; the cells carry the
- *  task number, so repeated colours stay readable). */
-#define NGI_TASK_COLOURS 10
+/** Number of distinct task colours (their greys 25 apart or more); then
+ *  they repeat with a pattern (NGI_TASK_PATTERNS, the first none), and the
+ *  cells carry the task number. */
+#define NGI_TASK_COLOURS 8
+#define NGI_TASK_PATTERNS 4
 /** Heat levels of `check` (runnable threads per core: 0, 1, 2, 3, 4, 5+). */
 #define NGI_HEAT_LEVELS 6
 
 ngi_rgb ngi_draw_task_rgb(unsigned task);
+/** The task's pattern over its colour: 0 none (tasks 0-7), 1 horizontal
+ *  stripes (8-15), 2 dots (16-23), 3 vertical stripes (24-31), then again
+ *  (draw_svg.c's patterns "task1".."task3"). */
+unsigned ngi_draw_task_pattern(unsigned task);
+/** The oversubscription mark (border and badge of a core in `check`):
+ *  blue, a hue none of the heat colours has. */
+ngi_rgb ngi_draw_over_rgb(void);
 ngi_rgb ngi_draw_heat_rgb(unsigned runnable);
 ngi_rgb ngi_draw_rgb(ngi_colour c);
 /** The memory kind's colour (NUMA bars, CPU-less node boxes). */
@@ -89,6 +98,13 @@ typedef enum ngi_pu_state {
     NGI_PU_ABSENT     /* offline or disallowed: not in hwloc's tree */
 } ngi_pu_state;
 
+/** How a NIC is drawn (ngi_draw_model.nic_shown). */
+typedef enum ngi_nic_show {
+    NGI_NIC_HIDDEN = 0,   /* counted in the one summary box */
+    NGI_NIC_SMALL,        /* one line: its name and kind (topo, check) */
+    NGI_NIC_FULL          /* name, kind and interface, its tasks */
+} ngi_nic_show;
+
 typedef struct ngi_draw_model {
     const ng_topology *topo;
     const ng_draw_request *req;
@@ -106,6 +122,10 @@ typedef struct ngi_draw_model {
     hwloc_bitmap_t *node_tasks;   /* per NUMA index: tasks whose memory names it */
     hwloc_bitmap_t *gpu_tasks;    /* per GPU index */
     hwloc_bitmap_t *nic_tasks;    /* per NIC index */
+    int nics_asked;               /* plan: some task was given NICs (--net-affinity) */
+    unsigned char *nic_shown;     /* per NIC index: ngi_nic_show */
+    unsigned nic_hidden;          /* NICs not drawn ... */
+    unsigned nic_hidden_eth;      /* ... of them Ethernet */
 } ngi_draw_model;
 
 int ngi_draw_model_build(ngi_draw_model *m, const ng_topology *topo,
@@ -130,6 +150,7 @@ typedef struct ngi_draw_cell {
     int over;             /* check: more runnable threads than PUs */
     int piled;            /* check: in an overlap of bound processes */
     int highlight;        /* the highlighted task is on it */
+    char tasks[40];       /* plan, shared: its tasks ("0,1", "4-7"; "9 tasks") */
 } ngi_draw_cell;
 
 void ngi_draw_cell_of(const ngi_draw_model *m, hwloc_const_cpuset_t pus, ngi_draw_cell *c);
@@ -151,7 +172,8 @@ typedef enum ngi_box_kind {
     NGI_BOX_GPU,
     NGI_BOX_NIC,
     NGI_BOX_GPUSET,     /* a GPU with its memory nodes */
-    NGI_BOX_ABSENT      /* offline or disallowed CPUs */
+    NGI_BOX_ABSENT,     /* offline or disallowed CPUs */
+    NGI_BOX_NICSUM      /* the NICs not drawn: how many, which kinds */
 } ngi_box_kind;
 
 typedef struct ngi_box {
@@ -188,8 +210,9 @@ void ngi_draw_place(ngi_layout *l, const ngi_draw_model *m);
 /** draw_layout.c: the boxes of @p m's topology, placed. */
 int ngi_draw_layout(ngi_layout *l, const ngi_draw_model *m, char *err, size_t errlen);
 void ngi_draw_layout_free(ngi_layout *l);
-/** The text lines of a band (one), a CPU-less node box (two), a GPU or a
- *  NIC (three); raw bytes (names from files): escape them when writing. */
+/** The text lines of a band (one), a CPU-less node box (two), a GPU, a
+ *  NIC (three; a small NIC one) or the box of NICs not drawn (three); raw
+ *  bytes (names from files): escape them when writing. */
 void ngi_draw_box_lines(const ngi_draw_model *m, const ngi_box *b, char lines[3][96]);
 /** Rows of memory chips a node box needs for @p n tasks, @p per_row a row. */
 unsigned ngi_draw_chip_rows(unsigned n, unsigned per_row);

@@ -12,6 +12,11 @@
 int ngi_option_reject(char *err, size_t errlen, const char *opt, const char *forms,
                       const char *value, size_t vlen, const char *why,
                       const char *item, size_t ilen);
+/** How near a mistyped @p word (@p len bytes) is to @p name: its edit
+ *  distance (insertions, deletions, substitutions, swaps of neighbours),
+ *  0 for a prefix of 3 or more letters; UINT_MAX when too far to suggest
+ *  (more than 1 edit for words of up to 4 letters, more than 2 above). */
+unsigned ngi_option_nearness(const char *word, size_t len, const char *name);
 
 /* ---- policy.c: the policy kinds ---- */
 

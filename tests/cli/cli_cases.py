@@ -348,7 +348,7 @@ x = json.loads(pr.stdout) if pr.returncode == 0 else {}
 ok(x.get("env", {}).get("UCX_NET_DEVICES") == "mlx5_1:1" and x.get("net_kept") == "",
    "exec --net-affinity=auto,force overwrites UCX_NET_DEVICES", pr.stdout + pr.stderr)
 rc, out, err = run("exec", "--net-affinity", "2", "true")
-ok(rc == 2 and "write --net-affinity=2" in err, "exec --net-affinity 2: the value must follow '='", err)
+ok(rc == 2 and "did you mean --net-affinity=2?" in err, "exec --net-affinity 2: the value must follow '='", err)
 
 # --- issue 21: GPU tasks on their GPU's package, L3-aligned cuts, no mixed
 # groups, memoryless dies spread, --explain -----------------------------------
@@ -579,5 +579,51 @@ if os.geteuid() == 0 and shutil.which("setpriv"):
     ok(pr.returncode == 0 and pr.stdout.strip() == "no process of uid 65534 but this check is running",
        "check --all-mine with nothing to show says so", pr.stdout + pr.stderr)
 
+
+# Mistakes that name their fix (issue 30): each one line, exactly, exit 2.
+KNL = "knl-7250-quad-flat-hwloc24.xml"
+P5 = "p5-48xlarge-8xh100-32efa-synthetic.xml"
+FORMS = ("expected local|prefer|interleave[:NODES]|weighted[:NODES]|none with optional modifiers "
+         "verbose,quiet,strict,help,smt,cpuless,wide (NODES = all or a nodelist like 0-3,8)")
+for args, want in [
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "2", "--cpus", "0-300"],
+     "numaguard: plan: --cpus 0-300: CPUs 224-300 are not on this machine (its CPUs: 0-223)"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "1", "--cpus", "0-3,500"],
+     "numaguard: plan: --cpus 0-3,500: CPU 500 is not on this machine (its CPUs: 0-223)"),
+    (["plan", "--topology", f"{TOPO}/opteron-8s-cgroup-cpuset-disallowed.xml", "--tasks", "2",
+      "--cpus", "0-7"],
+     "numaguard: plan: --cpus 0-7: CPUs 4,7 are not on this machine (its CPUs: 0-3,5-6,12-15)"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "2", "--omp-guard", "8"],
+     "numaguard: plan: did you mean --omp-guard=8? (its value follows '=': '--omp-guard 8' is "
+     "the bare --omp-guard and a stray argument)"),
+    (["plan", "--omp-guard", "auto,bind", "--tasks", "2", "--topology", f"{TOPO}/{XE}"],
+     "numaguard: plan: did you mean --omp-guard=auto,bind? (its value follows '=': '--omp-guard "
+     "auto,bind' is the bare --omp-guard and a stray argument)"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "2", "--net-affinity", "2"],
+     "numaguard: plan: did you mean --net-affinity=2? (its value follows '=': '--net-affinity 2' "
+     "is the bare --net-affinity and a stray argument)"),
+    (["exec", "--topology", f"{TOPO}/{XE}", "--omp-guard", "8", "./app"],
+     "numaguard: exec: did you mean --omp-guard=8? (its value follows '=': '--omp-guard 8' is the "
+     "bare --omp-guard and a command to run)"),
+    (["exec", "--topology", f"{TOPO}/{KNL}", "--gpus", "0", "--dry-run"],
+     "numaguard: exec: --gpus: '0': this machine has no GPUs (none in its topology): leave out "
+     "--gpus, or give --gpus none"),
+    (["plan", "--topology", f"{TOPO}/{KNL}", "--tasks", "1", "--task-gpus", "0"],
+     "numaguard: plan: --task-gpus: '0': this topology has no GPUs: leave out --task-gpus for "
+     "CPU-only tasks"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "1", "--numa-policy", "locl"],
+     "numaguard: --numa-policy: invalid value 'locl': unknown item 'locl' (did you mean "
+     "'local'?); " + FORMS),
+    (["exec", "--topology", f"{TOPO}/{XE}", "--numa-policy=prefered,smt", "--dry-run"],
+     "numaguard: exec: --numa-policy: invalid value 'prefered,smt': unknown item 'prefered' (did "
+     "you mean 'prefer'?); " + FORMS),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "1", "--numa-policy", "interleav:0-3"],
+     "numaguard: --numa-policy: invalid value 'interleav:0-3': unknown item 'interleav:0-3' (did "
+     "you mean 'interleave:0-3'?); " + FORMS),
+]:
+    rc, out, err = run(*args)
+    ok(rc == 2 and err == want + "\n" and out == "",
+       f"mistake {' '.join(a for a in args if not a.startswith(TOPO))}: exit 2, exactly one line "
+       "naming the fix", f"rc {rc}\ngot  {err!r}\nwant {want!r}")
 print(f"1..{n}")
 sys.exit(1 if failed else 0)

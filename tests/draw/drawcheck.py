@@ -132,6 +132,27 @@ def self_contained(tree, raw):
     ok(not bad, "self-contained: no script, no link, no external file or font", bad)
 
 
+def rgb(hexcolour):
+    return tuple(bytes.fromhex(hexcolour[1:]))
+
+
+def luma(hexcolour):
+    """Rec. 601 luma, 0-255: the grey a greyscale print or copy makes."""
+    r, g, b = rgb(hexcolour)
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def greys(colour):
+    """Tasks 0-7 (the palette): any two greys at least 20 apart."""
+    first = {t: c for t, c in colour.items() if t < 8}
+    close = ["tasks %d and %d: %s %.0f, %s %.0f" % (a, b, first[a], luma(first[a]), first[b],
+                                                   luma(first[b]))
+             for a in first for b in first if a < b and abs(luma(first[a]) - luma(first[b])) < 20]
+    ok(not close, "the greys (luma 0-255) of the first %d tasks' colours differ pairwise by 20 "
+       "or more (%s)" % (len(first), " ".join("%.0f" % luma(c) for _, c in sorted(first.items()))),
+       close)
+
+
 def legend(all_el):
     colour = {int(e.get("data-task")): e.get("fill") for e in all_el
               if "legend-task" in cls(e)}
@@ -175,32 +196,50 @@ def numbers_in_cells(all_el, texts):
             continue
         x, y, w, h = geom(e)
         k = e.get("data-task")
-        if not any(x <= tx <= x + w and y <= ty <= y + h and t in (k, k + "+")
+        # A shared core names its tasks ("0,1", "4-7"), else the task's number.
+        if not any(x <= tx <= x + w and y <= ty <= y + h and
+                   (t == k or (re.fullmatch(r"[0-9,-]+", t) and int(k) in cpulist(t)))
                    for tx, ty, t in texts):
             bad.append("core %s of task %s has no number" % (e.get("data-core"), k))
     ok(not bad, "every core of a task shows the task's number (greyscale)", bad)
 
 
-def devices(all_el, tasks, colour, topo, kind):
+def devices(all_el, tasks, colour, topo, kind, all_nics=False):
     """GPUs (bus ids) or NICs (names): each drawn in the colours of exactly
-    the tasks that use it."""
+    the tasks that use it. NICs: a plan draws those its tasks use, topo the
+    RDMA ones (small), every one with --all-nics; one summary box counts
+    the others."""
     names = [g["pci_bus_id"] for g in topo["gpus"]] if kind == "gpu" else \
             [n["name"] for n in topo["nics"]]
     got = collections.defaultdict(set)
     for e in all_el:
         if "%s-task" % kind in cls(e):
             got[int(e.get("data-" + kind))].add((int(e.get("data-task")), e.get("fill")))
-    drawn = {int(e.get("data-" + kind)) for e in all_el if kind in cls(e)}
-    bad = []
+    drawn_list = [int(e.get("data-" + kind)) for e in all_el if kind in cls(e)]
+    drawn = set(drawn_list)
+    bad = ["drawn twice: %s" % i for i in drawn if drawn_list.count(i) > 1]
+    want_drawn = set(range(len(names)))
+    if kind == "nic" and not all_nics:
+        used = {i for i, n in enumerate(names) if any(n in t["nics"] for t in tasks)}
+        want_drawn = used if tasks else {i for i, n in enumerate(topo["nics"]) if n["rdma"]}
+        summary = [int(e.get("data-hidden")) for e in all_el if "nic-summary" in cls(e)]
+        hidden = len(names) - len(want_drawn)
+        if summary != ([hidden] if hidden else []):
+            bad.append("summary box says %s not shown, want %d" % (summary, hidden))
     for i, name in enumerate(names):
+        if i not in want_drawn:
+            continue
         want = {(t["local_id"], colour.get(t["local_id"])) for t in tasks
                 if name in t["%ss" % kind]}
         if got.get(i, set()) != want:
             bad.append("%s %d (%s): drawn %s, plan %s" % (kind, i, name, sorted(got.get(i, ())),
                                                         sorted(want)))
-    ok(not bad and drawn == set(range(len(names))),
-       "each %s drawn once, in the colour of each task that uses it (%d)" % (kind, len(names)),
-       bad)
+    ok(not bad and drawn == want_drawn,
+       "each %s drawn once, in the colour of each task that uses it (%d of %d drawn%s)" %
+       (kind, len(want_drawn), len(names), ", one box counting the others" if
+        len(want_drawn) < len(names) else ""),
+       bad + ["drawn %s, want %s" % (sorted(drawn), sorted(want_drawn))] if drawn != want_drawn
+       else bad)
 
 
 def memory_marks(all_el, tasks, colour, topo):
@@ -260,21 +299,32 @@ def cmd_svg(args):
     colour, keys = legend(all_el)
     if tasks:
         want = [t["local_id"] for t in tasks]
-        ok(sorted(colour) == want and len(set(colour.values())) == min(len(want), 10),
-           "the legend gives each task its own colour (%d tasks)" % len(want),
-           ["legend %s" % colour])
+        pattern = {int(e.get("data-task")): e.get("data-pattern") for e in all_el
+                   if "task-pattern" in cls(e)}
+        looks = {(colour[t], pattern.get(t)) for t in colour}
+        ok(sorted(colour) == want and len(set(colour.values())) == min(len(want), 8) and
+           len(looks) == min(len(want), 32),
+           "the legend gives each task its own colour, from task 8 on with a pattern (%d tasks)"
+           % len(want), ["legend %s" % colour, "patterns %s" % pattern])
+        greys(colour)
     pu_fills(all_el, tasks, colour, keys, allowed)
     if tasks:
         numbers_in_cells(all_el, texts)
     devices(all_el, tasks, colour, topo, "gpu")
-    devices(all_el, tasks, colour, topo, "nic")
+    devices(all_el, tasks, colour, topo, "nic", os.environ.get("ALL_NICS") == "1")
     memory_marks(all_el, tasks, colour, topo)
     if len(args) > 5:
         pr = probes(all_el, tasks, colour)
         own = sum(1 for t in tasks if any(e.get("fill") == colour[t["local_id"]]
                                           for e in all_el if "core" in cls(e)))
         ok(len(pr) == own, "a probe point for each task with a core of its own (%d)" % len(pr))
-        width, height = int(tree.getroot().get("width")), int(tree.getroot().get("height"))
+        # The picture's pixels per unit (--scale, or small pictures scaled up):
+        # the probes are in units, the PNG in pixels.
+        root = tree.getroot()
+        width, height = int(root.get("width")), int(root.get("height"))
+        f = width / float(root.get("viewBox").split()[2])
+        for p in pr:
+            p["x"], p["y"] = int(p["x"] * f), int(p["y"] * f)
         json.dump({"width": width, "height": height, "probes": pr}, open(args[5], "w"))
 
 
@@ -340,6 +390,8 @@ def cmd_check(args):
     path, runnable = args[0], {int(k): v for k, v in json.load(open(args[1])).items()}
     _, all_el = elements(path)
     _, keys = legend(all_el)
+    mark = [e.get("stroke") for e in all_el if e.get("data-key") == "over"]
+    mark = mark[0] if mark else None
     pus = {int(e.get("data-pu")): geom(e) for e in all_el if cls(e) == ["pu"]}
     bad, over, piled = [], 0, 0
     for c in (e for e in all_el if "core" in cls(e)):
@@ -348,10 +400,22 @@ def cmd_check(args):
         n = sum(runnable.get(p, 0) for p in inside)
         if c.get("fill") != keys.get("heat-%d" % min(n, 5)):
             bad.append("core of CPUs %s: %d runnable, fill %s" % (inside, n, c.get("fill")))
-        over += (c.get("stroke") == "#d00000") != (n > len(inside))
+        over += (c.get("stroke") == mark) != (n > len(inside))
     ok(not bad, "check: each core's fill is the heat of its runnable threads", bad)
     ok(not over, "check: exactly the cores with more runnable threads than PUs are marked "
        "oversubscribed", ["%d cores differ" % over])
+    # The mark must show on an overloaded core: its colour (border, badge)
+    # far from every heat colour of the picture (keys and core fills).
+    heats = {v for k, v in keys.items() if k.startswith("heat-")}
+    heats |= {c.get("fill") for c in all_el if "core" in cls(c)}
+    badges = {e.get("fill") for e in all_el if "over-mark" in cls(e)}
+    near = ["mark %s, heat %s: distance %.0f" % (m, h, sum((a - b) ** 2 for a, b in
+                                                           zip(rgb(m), rgb(h))) ** 0.5)
+            for m in {mark} | badges if m for h in heats if h and h.startswith("#")
+            and sum((a - b) ** 2 for a, b in zip(rgb(m), rgb(h))) ** 0.5 < 150]
+    ok(mark and not near and len(heats) >= 6 and badges <= {mark},
+       "check: the oversubscription mark (%s, border and badge) is at least 150 from each of "
+       "the %d heat colours in the picture (RGB distance)" % (mark, len(heats)), near)
     piled = sum(1 for e in all_el if e.get("fill") == "url(#piled)")
     print("# piled overlays: %d" % piled)
     return piled

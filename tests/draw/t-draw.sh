@@ -91,11 +91,77 @@ plan_case xeidle "$XE" - 1 --tasks 2 --cpus-per-task 8
 plan_case knl "$KNL" - 1 --tasks 4 --numa-policy prefer,cpuless
 plan_case live2 live - 2 --tasks 2
 plan_case live4 live - 0 --tasks 4
+# 12 tasks: colours 0-7 repeat for tasks 8-11 with a pattern (the legend check).
+plan_case xe12 "$XE" - 0 --tasks 12
+like "$(grep -o 'class="task-pattern" data-task="[0-9]*" data-pattern="[0-9]"' "$T/xe12.svg" |
+       sort -u | sed 's/.*data-task="\([0-9]*\)" data-pattern="\([0-9]\)"/\1:\2/' | sort -n | tr '\n' ' ')" \
+    '^8:1 9:1 10:1 11:1 $' "12 tasks: tasks 8-11 (and only they) carry a pattern over their colour"
+# An AWS p5.48xlarge model (8 H100, 32 EFA, 1 ENA): only the NICs in use
+# are drawn, one box counts the others; rendered by both renderers.
+P5=$TOPO/p5-48xlarge-8xh100-32efa-synthetic.xml
+plan_case p5one "$P5" - 2 --tasks 8 --gpus-per-task 1 --net-affinity=1
+plan_case p5auto "$P5" - 1 --tasks 8 --gpus-per-task 1 --net-affinity
+for c in p5one p5auto; do
+    used=$(python3 -c 'import json,sys; print(len({n for t in json.load(open(sys.argv[1]))["tasks"] for n in t["nics"]}))' "$T/$c.json")
+    boxes=$(grep -c '<rect class="nic" ' "$T/$c.svg")
+    sums=$(grep -c '<rect class="nic-summary" ' "$T/$c.svg")
+    is "$boxes+$sums" "$used+1" "$c: the 33-NIC node's picture has a box per NIC in use ($used) and one summary"
+done
+like "$(grep -o 'data-hidden="[0-9]*" data-ethernet="[0-9]*"' "$T/p5one.svg")" 'data-hidden="25" data-ethernet="1"' \
+    "p5, --net-affinity=1: the summary counts 25 not drawn, 1 of them Ethernet"
+"$NG" plan --topology "$P5" --tasks 8 --gpus-per-task 1 --net-affinity=1 --map >"$T/p5one.map"
+is "$(grep -c '^NIC ' "$T/p5one.map"):$(grep '^NICs not listed' "$T/p5one.map")" \
+    "8:NICs not listed: 25 (1 Ethernet, 24 RDMA without a task); --all-nics lists them" \
+    "p5 --map: the 8 NICs in use, one line for the others"
+"$NG" plan --topology "$P5" --tasks 8 --gpus-per-task 1 --net-affinity=1 --all-nics --json >"$T/p5all.json"
+"$NG" plan --topology "$P5" --tasks 8 --gpus-per-task 1 --net-affinity=1 --all-nics --svg "$T/p5all.svg" >/dev/null
+ALL_NICS=1 $DC svg "$T/p5all.svg" "$T/p5all.json" "$T/p5one.topo.json" "$P5" >"$T/p5all.svgcheck"
+emit "$T/p5all.svgcheck"
+is "$(grep -c '<rect class="nic" ' "$T/p5all.svg"):$(grep -c '>no task<' "$T/p5all.svg"):$(grep -c 'class="nic-summary"' "$T/p5all.svg")" \
+    "33:25:0" "--all-nics: all 33 NICs drawn, the 25 unused say 'no task', no summary"
+"$NG" plan --topology "$P5" --tasks 8 --gpus-per-task 1 --all-nics --svg "$T/p5none.svg" >/dev/null
+is "$(grep -c '<rect class="nic" ' "$T/p5none.svg"):$(grep -c '>no task<' "$T/p5none.svg")" "33:0" \
+    "without --net-affinity (NICs not asked for): no NIC says 'no task'"
+"$NG" topo --topology "$P5" --svg "$T/p5topo.svg" >/dev/null
+is "$(grep -c '<rect class="nic small" ' "$T/p5topo.svg"):$(grep -o 'data-hidden="[0-9]*" data-ethernet="[0-9]*"' "$T/p5topo.svg")" \
+    '32:data-hidden="1" data-ethernet="1"' "topo: the 32 EFA adapters drawn small, the Ethernet one counted"
+# --scale: pixels per unit, the drawing (viewBox) unchanged; small
+# machines are scaled up to 720 pixels by default.
+"$NG" plan --topology "$XE" --tasks 2 --svg "$T/s1.svg" >/dev/null
+"$NG" plan --topology "$XE" --tasks 2 --scale 2 --svg "$T/s2.svg" >/dev/null
+size() { sed -n 's/.*<svg [^>]* width="\([0-9]*\)" height="\([0-9]*\)" viewBox="\([0-9 ]*\)".*/\1 \2 \3/p' "$1"; }
+set -- $(size "$T/s1.svg")
+is "$(size "$T/s2.svg")" "$(($1 * 2)) $(($2 * 2)) $3 $4 $5 $6" "--scale 2: twice the pixels, the same drawing"
+set -- $(size "$T/live2.svg")
+ok $(( !($1 >= 719 && $1 <= 721 && $5 < 720) )) "a small machine's picture ($5 units wide) is scaled to 720 pixels ($1)"
+"$NG" plan --tasks 1 --scale 9 --svg "$T/x.svg" 2>"$T/err"
+is "$?:$(cat "$T/err")" "2:numaguard: plan: --scale: invalid value '9': expected a number 0.25-8 (pixels per unit of the SVG; 2 doubles its size)" \
+    "--scale 9: refused, one line"
 
-# --- shared cores: hatched, the lowest task's number with '+' ---
+# --- shared cores: hatched, naming their tasks ---
 grep -q 'fill="url(#hatch)"' "$T/live4.svg"
 ok $? "4 tasks on 2 cores: shared cores hatched"
-like "$(grep -o '>[0-9]+<' "$T/live4.svg" | head -3)" '>[0-9]\+<' "4 tasks on 2 cores: the cores carry the lowest task and '+'"
+"$NG" plan --tasks 4 --json >"$T/live4.json"
+is "$(python3 - "$T/live4.svg" "$T/live4.json" <<'EOF'
+import json, re, sys
+svg, plan = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+def cl(t):
+    out = set()
+    for p in filter(None, t.split(",")):
+        a, _, b = p.partition("-"); out.update(range(int(a), int(b or a) + 1))
+    return out
+bad, n = [], 0
+for m in re.finditer(r'<rect class="core" data-core="\d+" data-task="\d+" data-tasks="([^"]+)"'
+                     r'[^>]*>\n<rect[^>]*url\(#hatch\)"/>\n<text[^>]*>([^<]*)</text>', svg):
+    n += 1
+    end = svg.find('<rect class="core"', m.end())
+    pus = {int(p) for p in re.findall(r'data-pu="(\d+)"', svg[m.end():end if end > 0 else None])}
+    want = {t["local_id"] for t in plan["tasks"] if pus & cl(t["cpus"])}
+    if cl(m.group(1)) != want or m.group(2) != m.group(1):
+        bad.append((m.group(1), m.group(2), sorted(want)))
+print("shared %d, wrong %s" % (n, bad))
+EOF
+)" "shared 2, wrong []" "4 tasks on 2 cores: each shared core names its tasks (the plan's tasks on its CPUs)"
 # --- idle allocated cores grey, excluded dimmed (keys in the legend) ---
 like "$(grep -c 'data-key="idle"' "$T/xeidle.svg")" '^1$' "idle allocated cores: grey, with a key"
 like "$(grep -c 'data-key="excluded"' "$T/xecpu.svg")" '^1$' "CPUs outside --cpus: dimmed, with a key"

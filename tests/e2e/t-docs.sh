@@ -52,14 +52,47 @@ if [ -x "$NG" ]; then
     like "$("$NG" --help)" '^  exec ' "numaguard --help lists exec"
     like "$("$NG" --help)" '^  check ' "numaguard --help lists check"
     like "$("$NG" --help)" '^  doctor ' "numaguard --help lists doctor"
-    for sub in exec check doctor; do
-        opts=$("$NG" $sub --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-        miss=""
-        for o in $opts; do
-            grep -q -- "$(printf '%s' "$o" | sed 's/-/\\\\-/g')" man/numaguard.1 || miss="$miss $o"
-        done
-        is "$miss" "" "numaguard(1) names every option of '$sub --help'"
+    # Every subcommand's --help: the usage, "options:", then each option in
+    # one line ("  --opt ARG  text", at most 120 columns), every option of
+    # the usage among them; numaguard(1)'s OPTIONS entries whose scope
+    # names the command are exactly the options its --help describes.
+    T=$(mktemp -d /tmp/ng-docs.XXXXXX)
+    for sub in topo plan exec check doctor; do
+        "$NG" $sub --help >"$T/help.$sub" 2>&1
+        python3 - "$sub" "$T/help.$sub" man/numaguard.1 >"$T/help.$sub.tap" <<'EOF2'
+import re, sys
+sub, text, man = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
+lines = text.splitlines()
+k = lines.index("options:") if "options:" in lines else -1
+usage, opts = lines[:k], lines[k + 1:]
+shape = k > 0 and opts and all(re.match(r"^  --[a-z][a-z-]*(\[=[A-Z]+\])?( [A-Z.\[\]]+)*  +\S", l)
+                               and len(l) <= 120 for l in opts)
+described = {re.match(r"^  (--[a-z][a-z-]*)", l).group(1) for l in opts if re.match(r"^  --", l)}
+in_usage = set(re.findall(r"--[a-z][a-z-]*", "\n".join(usage)))
+print("%sok - %s --help: the usage, then each option in one line of at most 120 columns" %
+      ("" if shape else "not ", sub))
+miss = sorted(in_usage - described)
+print("%sok - %s --help describes every option of its usage%s" %
+      ("" if not miss else "not ", sub, (": missing " + " ".join(miss)) if miss else ""))
+# numaguard(1) OPTIONS: ".TP", the tag line, then the scope "(topo, plan, ...)".
+sec = man[man.index(".SH OPTIONS"):man.index(".SH ENVIRONMENT")].split("\n")
+scoped = set()
+for i, l in enumerate(sec):
+    # The tag may take two lines (".BR --omp-guard [ =\c", ".IR G ]").
+    j = next((j for j in range(i + 1, min(i + 4, len(sec))) if sec[j].startswith(".RB (")), None)
+    if l == ".TP" and j:
+        tag = " ".join(sec[i + 1:j]).replace("\\-", "-")
+        scope = sec[j].replace("\\-", "-").replace('"', "")
+        if re.search(r"\b%s\b" % sub, scope):
+            scoped |= set(re.findall(r"--[a-z][a-z-]*", tag))
+same = scoped == described
+print("%sok - numaguard(1) OPTIONS for %s are exactly the options of its --help%s" %
+      ("" if same else "not ", sub, "" if same else ": man only %s, help only %s" %
+       (sorted(scoped - described), sorted(described - scoped))))
+EOF2
+        emit "$T/help.$sub.tap"
     done
+    rm -rf "$T"
     # The user guide's quick-start exec example, line for line.
     got=$(taskset -c 0,1 env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_LOCALID -u OMPI_COMM_WORLD_LOCAL_RANK \
           -u MPI_LOCALRANKID -u PMI_LOCAL_RANK -u CUDA_VISIBLE_DEVICES -u ROCR_VISIBLE_DEVICES -u OMP_NUM_THREADS \
@@ -103,12 +136,12 @@ EOF2
     # numaguard(1)'s SYNOPSIS: every option of each command's usage lines.
     syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' man/numaguard.1 | sed 's/\\-/-/g')
     miss=""
-    for sub in topo plan exec check; do
-        for o in $("$NG" $sub --help 2>&1 | sed -n '1,/^  -/p' | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    for sub in topo plan exec check doctor; do
+        for o in $("$NG" $sub --help 2>&1 | sed '/^options:$/,$d' | grep -o -- '--[a-z][a-z-]*' | sort -u); do
             printf '%s\n' "$syn" | grep -q -- "$o\( \|\$\|\[\|\]\)" || miss="$miss $sub:$o"
         done
     done
-    is "$miss" "" "numaguard(1) SYNOPSIS lists every option of topo/plan/exec/check's usage"
+    is "$miss" "" "numaguard(1) SYNOPSIS lists every option of topo/plan/exec/check/doctor's usage"
 
     # Every topo/plan/srun example (tests/e2e/doc_examples.py), line for line.
     ex=$(mktemp)

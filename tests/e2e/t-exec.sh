@@ -268,7 +268,7 @@ bad "bad --gpus" "'9' is not a GPU index \(0-3\)" --topology "$XE" --gpus 9 -- e
 bad "bad size" "invalid --local-size 'x'" --local-rank 0 --local-size x -- echo ran
 bad "missing topology file" "^numaguard: cannot load topology /nonexistent.xml: " \
     --topology /nonexistent.xml -- echo ran
-bad "--omp-guard 4 (space)" "^numaguard: exec: --omp-guard takes its value after '=': write --omp-guard=4 " \
+bad "--omp-guard 4 (space)" "^numaguard: exec: did you mean --omp-guard=4\\? \\(its value follows '=': '--omp-guard 4' is the bare --omp-guard and a command to run\\)$" \
     --omp-guard 4 echo ran
 bad "node 7 on a 1-node machine" \
     "^numaguard: exec: --numa-policy=interleave:7: NUMA node 7 does not exist on this machine \(its nodes: 0\)$" \

@@ -72,7 +72,9 @@ static void check_plan(const ng_net_affinity *a, const ng_nic_filter *f, const u
     for (unsigned i = 0; i < ntasks; i++) {
         const unsigned *nics;
         unsigned k = ngi_net_plan_task_nics(np, i, &nics);
-        unsigned max = a->mode == NG_NET_COUNT ? a->count : count[i] ? count[i] : 1;
+        /* auto: every NIC equally near each GPU, at most 4 per GPU (4 for
+         * a CPU-only task); N: at most N (docs/network.md). */
+        unsigned max = a->mode == NG_NET_COUNT ? a->count : 4 * (count[i] ? count[i] : 1);
         FZ_ASSERT(a->mode != NG_NET_OFF || k == 0, "off gave %u NICs", k);
         FZ_ASSERT(k <= max, "task %u: %u NICs, at most %u", i, k, max);
         for (unsigned j = 0; j < k; j++)

@@ -33,7 +33,11 @@ enum {
      *  Without it the map is plain text. */
     NG_DRAW_COLOR = 1u << 0,
     /** Outline task @c highlight_task (exec --dry-run: this rank). */
-    NG_DRAW_HIGHLIGHT = 1u << 1
+    NG_DRAW_HIGHLIGHT = 1u << 1,
+    /** Draw every NIC in full. Without it a plan's picture draws only the
+     *  NICs its tasks use, topo and check pictures the RDMA ones (small);
+     *  one box counts the others (docs/draw.md). */
+    NG_DRAW_ALL_NICS = 1u << 2
 };
 
 /** What to draw over the machine. Zero-initialise, then set what you need.
@@ -54,6 +58,10 @@ typedef struct ng_draw_request {
     const char *subtitle;
     unsigned flags;           /**< NG_DRAW_* */
     unsigned highlight_task;  /**< with NG_DRAW_HIGHLIGHT: the task to outline */
+    /** SVG only: the picture's size in pixels over its drawing units
+     *  (0.25-8); 0 = automatic: 1, or what makes a small machine's
+     *  picture 720 pixels wide (at most 3). */
+    double scale;
 } ng_draw_request;
 
 /**

@@ -168,7 +168,8 @@ int ng_thread_vars_parse(const char *text, char names[][64], const char **ptrs,
 
 typedef enum ng_net_mode {
     NG_NET_OFF = 0, /**< export nothing */
-    NG_NET_AUTO,    /**< the nearest NIC of each GPU of the task (of its CPUs) */
+    NG_NET_AUTO,    /**< every NIC equally near each GPU of the task (of its
+                         CPUs), at most 4 per GPU (docs/network.md) */
     NG_NET_COUNT    /**< the @c count nearest NICs, nearest first */
 } ng_net_mode;
 

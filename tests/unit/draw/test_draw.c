@@ -130,20 +130,28 @@ static int layout_sound(const ngi_layout *l, char *why, size_t len)
     return 0;
 }
 
-/* Each NUMA node, GPU and NIC is one box. */
-static int devices_once(const ng_topology *t, const ngi_layout *l, char *why, size_t len)
+/* Each NUMA node, GPU and RDMA NIC is one box (topo: the RDMA NICs
+ * small); one more box counts the Ethernet NICs, not drawn. */
+static int devices_once(const ng_topology *t, const ngi_draw_model *m, const ngi_layout *l,
+                        char *why, size_t len)
 {
-    unsigned nodes = 0, gpus = 0, nics = 0;
+    unsigned nodes = 0, gpus = 0, nics = 0, sums = 0, rdma = 0;
     for (unsigned i = 0; i < l->n; i++) {
         nodes += l->box[i].kind == NGI_BOX_BAR || l->box[i].kind == NGI_BOX_MEM;
         gpus += l->box[i].kind == NGI_BOX_GPU;
-        nics += l->box[i].kind == NGI_BOX_NIC;
+        nics += l->box[i].kind == NGI_BOX_NIC && m->nic_shown[l->box[i].index] == NGI_NIC_SMALL &&
+                ng_topology_nic(t, l->box[i].index)->rdma;
+        sums += l->box[i].kind == NGI_BOX_NICSUM;
     }
-    if (nodes == ng_topology_numa_count(t) && gpus == ng_topology_gpu_count(t) &&
-        nics == ng_topology_nic_count(t))
+    for (unsigned i = 0; i < ng_topology_nic_count(t); i++)
+        rdma += ng_topology_nic(t, i)->rdma;
+    unsigned eth = ng_topology_nic_count(t) - rdma;
+    if (nodes == ng_topology_numa_count(t) && gpus == ng_topology_gpu_count(t) && nics == rdma &&
+        sums == (eth > 0) && m->nic_hidden == eth && m->nic_hidden_eth == eth)
         return 0;
-    snprintf(why, len, "drawn %u nodes %u GPUs %u NICs of %u %u %u", nodes, gpus, nics,
-             ng_topology_numa_count(t), ng_topology_gpu_count(t), ng_topology_nic_count(t));
+    snprintf(why, len, "drawn %u nodes %u GPUs %u RDMA NICs (%u summary for %u) of %u %u %u/%u",
+             nodes, gpus, nics, sums, m->nic_hidden, ng_topology_numa_count(t),
+             ng_topology_gpu_count(t), rdma, ng_topology_nic_count(t));
     return -1;
 }
 
@@ -162,7 +170,7 @@ static void corpus_one(const char *path)
     if (rc == 0 && (rc = ngi_draw_layout(&l, &m, err, sizeof err)) == 0) {
         rc = layout_sound(&l, why, sizeof why);
         if (!rc)
-            rc = devices_once(t, &l, why, sizeof why);
+            rc = devices_once(t, &m, &l, why, sizeof why);
         ngi_draw_layout_free(&l);
     }
     if (rc == 0)
@@ -170,7 +178,8 @@ static void corpus_one(const char *path)
     char *svg = rc ? NULL : render(t, &req, 0);
     if (svg && pus_once(t, svg, why, sizeof why) < 0)
         rc = -1;
-    ok(rc == 0 && svg, "%s: every PU once, boxes nested and apart, every node/GPU/NIC once %s",
+    ok(rc == 0 && svg, "%s: every PU once, boxes nested and apart, every node/GPU/RDMA NIC once, "
+       "one box counting the Ethernet NICs %s",
        path + strlen(TOPO_DIR) + 1, why);
     free(svg);
     ng_topology_free(t);

@@ -60,9 +60,16 @@ static const struct {
     const char *in;
     const char *want1, *want2;
 } invalid[] = {
-    {"locl", "unknown item 'locl'", NULL},
-    {"LOCAL", "unknown item 'LOCAL'", NULL},
-    {"local,verbos", "unknown item 'verbos'", NULL},
+    {"locl", "unknown item 'locl' (did you mean 'local'?); expected", NULL},
+    {"LOCAL", "unknown item 'LOCAL' (did you mean 'local'?)", NULL},
+    {"local,verbos", "unknown item 'verbos' (did you mean 'verbose'?)", NULL},
+    {"interleaved:0-3", "unknown item 'interleaved:0-3' (did you mean 'interleave:0-3'?)", NULL},
+    {"weigthed", "(did you mean 'weighted'?)", NULL},
+    {"prefered,smt", "(did you mean 'prefer'?)", NULL},
+    {"inter", "(did you mean 'interleave'?)", NULL},
+    {"local,cpules", "(did you mean 'cpuless'?)", NULL},
+    {"bogus", "unknown item 'bogus'; expected", NULL},
+    {"lo", "unknown item 'lo'; expected", NULL},
     {"local,prefer", "second policy 'prefer'", NULL},
     {"interleave:0,none", "second policy 'none'", NULL},
     {"verbose", "no policy", NULL},

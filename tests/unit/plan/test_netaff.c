@@ -303,9 +303,9 @@ static void golden_others(void)
     job j;
     ng_topology *t = load("xe8640-4xh100-spr8480-snc4.xml");
     job_gpus(&j, 4, 1);
-    /* GPU 0 ties on the two ports of one HCA (mlx5_0, mlx5_1); GPUs 2 and 3
-     * share mlx5_3 (GPU 2's nearest, in its package). */
-    static const char *const xe[] = {"mlx5_0", "mlx5_2", "mlx5_3", "mlx5_3"};
+    /* GPU 0 ties on the two ports of one HCA (mlx5_0, mlx5_1): auto gives
+     * both; GPUs 2 and 3 share mlx5_3 (GPU 2's nearest, in its package). */
+    static const char *const xe[] = {"mlx5_0 mlx5_1", "mlx5_2", "mlx5_3", "mlx5_3"};
     ngi_net_plan *np = t ? plan(t, &j, "auto", NULL) : NULL;
     expect("XE8640 4 tasks x 1 GPU", t, np, 4, xe, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1");
     ngi_net_plan_free(np);
@@ -315,8 +315,9 @@ static void golden_others(void)
     job_gpus(&jj, 2, 0);
     jj.count[0] = jj.count[1] = 1;
     jj.offset[1] = 1;
-    jj.gpus[0] = jj.gpus[1] = 0; /* two tasks sharing GPU 0: they take its two ports in turn */
-    static const char *const shared[] = {"mlx5_0", "mlx5_1"};
+    /* Two tasks sharing GPU 0: both get its two ports, starting in turn. */
+    jj.gpus[0] = jj.gpus[1] = 0;
+    static const char *const shared[] = {"mlx5_0 mlx5_1", "mlx5_1 mlx5_0"};
     np = t ? plan(t, &jj, "auto", NULL) : NULL;
     expect("XE8640 2 tasks on GPU 0: ties taken in turn", t, np, 2, shared, NULL);
     ngi_net_plan_free(np);
@@ -342,11 +343,70 @@ static void golden_others(void)
 
     t = load("lassen-p9-4xv100.xml");
     job_gpus(&j, 4, 1);
-    static const char *const las[] = {"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"};
+    static const char *const las[] = {"mlx5_0 mlx5_1", "mlx5_1 mlx5_0", "mlx5_2 mlx5_3",
+                                      "mlx5_3 mlx5_2"};
     np = t ? plan(t, &j, "auto", NULL) : NULL;
-    expect("Lassen: 2 GPUs tie on 2 HCA ports per socket, taken in turn", t, np, 4, las,
+    expect("Lassen: 2 GPUs tie on 2 HCA ports per socket: both each, first ones in turn", t, np,
+           4, las,
            "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1");
     ngi_net_plan_free(np);
+    ng_topology_free(t);
+
+    /* AWS p5.48xlarge model: 4 EFA adapters behind each H100's PCIe switch.
+     * auto: every rank gets its 4 (aws-ofi-nccl pairs each GPU with all of
+     * them); =N still caps; NCCL_IB_HCA stays the node's 32 (not eth0). */
+    t = load("p5-48xlarge-8xh100-32efa-synthetic.xml");
+    job_gpus(&j, 8, 1);
+    static const char *const p5[] = {
+        "rdmap79s0 rdmap80s0 rdmap81s0 rdmap82s0", "rdmap96s0 rdmap97s0 rdmap98s0 rdmap99s0",
+        "rdmap113s0 rdmap114s0 rdmap115s0 rdmap116s0", "rdmap130s0 rdmap131s0 rdmap132s0 rdmap133s0",
+        "rdmap147s0 rdmap148s0 rdmap149s0 rdmap150s0", "rdmap164s0 rdmap165s0 rdmap166s0 rdmap167s0",
+        "rdmap181s0 rdmap182s0 rdmap183s0 rdmap184s0", "rdmap198s0 rdmap199s0 rdmap200s0 rdmap201s0"};
+    char p5nccl[NG_NET_VALUE_LEN] = "=";
+    for (unsigned g = 0; g < 8; g++)
+        for (const char *w = p5[g]; *w;) {
+            size_t len = strcspn(w, " "), u = strlen(p5nccl);
+            snprintf(p5nccl + u, sizeof p5nccl - u, "%s%.*s:1", u > 1 ? "," : "", (int)len, w);
+            w += len + (w[len] == ' ');
+        }
+    np = t ? plan(t, &j, "auto", NULL) : NULL;
+    expect("p5.48xlarge 8 tasks x 1 GPU: each rank its GPU's 4 EFA adapters", t, np, 8, p5,
+           p5nccl);
+    ok(np && streq(env_of(np, 5, "UCX_NET_DEVICES"),
+                   "rdmap164s0:1,rdmap165s0:1,rdmap166s0:1,rdmap167s0:1") &&
+           streq(env_of(np, 5, "NVSHMEM_HCA_LIST"),
+                 "rdmap164s0:1,rdmap165s0:1,rdmap166s0:1,rdmap167s0:1"),
+       "p5.48xlarge task 5: UCX_NET_DEVICES and NVSHMEM_HCA_LIST name all 4");
+    ngi_net_plan_free(np);
+    static const char *const p5one[] = {"rdmap79s0", "rdmap96s0", "rdmap113s0", "rdmap130s0",
+                                        "rdmap147s0", "rdmap164s0", "rdmap181s0", "rdmap198s0"};
+    np = t ? plan(t, &j, "1", NULL) : NULL;
+    expect("p5.48xlarge --net-affinity=1 still caps at 1", t, np, 8, p5one, p5nccl);
+    ngi_net_plan_free(np);
+    job_gpus(&j, 4, 2);
+    static const char *const p5two[] = {
+        "rdmap79s0 rdmap96s0 rdmap80s0 rdmap81s0 rdmap82s0 rdmap97s0 rdmap98s0 rdmap99s0",
+        "rdmap113s0 rdmap130s0 rdmap114s0 rdmap115s0 rdmap116s0 rdmap131s0 rdmap132s0 rdmap133s0",
+        "rdmap147s0 rdmap164s0 rdmap148s0 rdmap149s0 rdmap150s0 rdmap165s0 rdmap166s0 rdmap167s0",
+        "rdmap181s0 rdmap198s0 rdmap182s0 rdmap183s0 rdmap184s0 rdmap199s0 rdmap200s0 rdmap201s0"};
+    np = t ? plan(t, &j, "auto", NULL) : NULL;
+    expect("p5.48xlarge 4 tasks x 2 GPUs: both GPUs' 4, each GPU's first one first", t, np, 4,
+           p5two, p5nccl);
+    ngi_net_plan_free(np);
+    job_gpus(&j, 2, 0);
+    j.cpus[0] = hwloc_bitmap_alloc();
+    j.cpus[1] = hwloc_bitmap_alloc();
+    hwloc_bitmap_list_sscanf(j.cpus[0], "0-11");
+    hwloc_bitmap_list_sscanf(j.cpus[1], "12-23");
+    static const char *const p5cpu[] = {"rdmap79s0 rdmap80s0 rdmap81s0 rdmap82s0",
+                                        "rdmap80s0 rdmap81s0 rdmap82s0 rdmap96s0"};
+    np = t ? plan(t, &j, "auto", NULL) : NULL;
+    expect("p5.48xlarge CPU-only tasks: 4 of the socket's 16 (the cap), in turn", t, np, 2, p5cpu,
+           NULL);
+    ngi_net_plan_free(np);
+    hwloc_bitmap_free(j.cpus[0]);
+    hwloc_bitmap_free(j.cpus[1]);
+    j.cpus[0] = j.cpus[1] = NULL;
     ng_topology_free(t);
 
     t = load("dgx2-16xv100.xml");
@@ -389,6 +449,38 @@ static unsigned task_dist(const ng_topology *topo, const job *j, unsigned t, uns
     return best;
 }
 
+/* auto: for each GPU of task t (its CPUs without), min(4, the number of
+ * candidates at the smallest distance) of them are in the list, and the
+ * list holds nothing else. */
+static int all_near(const ng_topology *topo, const job *j, unsigned t, const unsigned *idx,
+                    unsigned n)
+{
+    uint64_t listed = 0, want = 0;
+    for (unsigned k = 0; k < n; k++)
+        listed |= (uint64_t)1 << idx[k];
+    for (unsigned k = 0; k < (j->count[t] ? j->count[t] : 1); k++) {
+        uint64_t near = 0;
+        unsigned best = NG_PCI_SYSTEM + 1;
+        for (unsigned i = 0; i < ng_topology_nic_count(topo) && i < 64; i++) {
+            if (!ng_nic_filter_admits(NULL, ng_topology_nic(topo, i)))
+                continue;
+            unsigned d = j->count[t] ? ng_topology_gpu_nic_distance(
+                                           topo, (unsigned)j->gpus[j->offset[t] + k], i)
+                                     : task_dist(topo, j, t, i);
+            if (d < best)
+                best = d, near = 0;
+            if (d == best)
+                near |= (uint64_t)1 << i;
+        }
+        unsigned size = (unsigned)__builtin_popcountll(near);
+        unsigned have = (unsigned)__builtin_popcountll(near & listed);
+        if (have != (size < 4 ? size : 4))
+            return 0;
+        want |= near;
+    }
+    return (listed & ~want) == 0;
+}
+
 static int check_plan(const char *file, const ng_topology *topo, const job *j, const char *aff)
 {
     ngi_net_plan *np = plan(topo, j, aff, NULL), *again = plan(topo, j, aff, NULL);
@@ -428,12 +520,13 @@ static int check_plan(const char *file, const ng_topology *topo, const job *j, c
         int uniform = strstr(aff, "nccl-per-rank") ? (!nccl && !ompi) || streq(nccl, own)
                                                    : (!nccl && !nccl0) || streq(nccl, nccl0);
         int ucx = n == 0 || env_of(np, t, "UCX_NET_DEVICES") != NULL;
-        if (!(same && first && admitted && sorted && uniform && ucx)) {
+        int every = strncmp(aff, "auto", 4) != 0 || all_near(topo, j, t, idx, n);
+        if (!(same && first && admitted && sorted && uniform && ucx && every)) {
             good = 0;
             ok(0, "%s %s task %u: deterministic %d, nearest first %d (min %s), admitted %d, "
-                  "sorted %d, NCCL_IB_HCA node-uniform %d, UCX set %d", file, aff, t, same, first,
-               ng_pci_distance_name((ng_pci_distance)(mind > 3 ? 3 : mind)), admitted, sorted,
-               uniform, ucx);
+                  "sorted %d, NCCL_IB_HCA node-uniform %d, UCX set %d, every near NIC %d", file,
+               aff, t, same, first, ng_pci_distance_name((ng_pci_distance)(mind > 3 ? 3 : mind)),
+               admitted, sorted, uniform, ucx, every);
             break;
         }
     }
@@ -514,7 +607,7 @@ static void properties(const char *file, ng_topology *topo)
             hwloc_bitmap_free(j.cpus[t]);
     }
     ok(good, "%s: %u NICs, %u GPUs: every task's first NIC at the smallest distance, list "
-             "sorted, ties taken in turn, NCCL_IB_HCA the same in every task (nccl-per-rank: the task's own)", file, ng_topology_nic_count(topo), ngpu);
+             "sorted, ties taken in turn, auto: every NIC equally near each GPU (at most 4), NCCL_IB_HCA the same in every task (nccl-per-rank: the task's own)", file, ng_topology_nic_count(topo), ngpu);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -584,9 +677,14 @@ static void through_planner(ng_topology *jw)
             unsigned d = ngi_topology_cpus_nic_distance(jw, tp->cpus, i);
             best = d < best ? d : best;
         }
-        good &= tp->n_nics == 1 && ngi_topology_cpus_nic_distance(jw, tp->cpus, tp->nics[0]) == best;
+        unsigned near = 0;
+        for (unsigned i = 0; i < 4; i++)
+            near += ngi_topology_cpus_nic_distance(jw, tp->cpus, i) == best;
+        good &= tp->n_nics == near;
+        for (unsigned k = 0; k < tp->n_nics; k++)
+            good &= ngi_topology_cpus_nic_distance(jw, tp->cpus, tp->nics[k]) == best;
     }
-    ok(good, "planner: every CPU-only task's NIC is the nearest to its slice");
+    ok(good, "planner: every CPU-only task gets the HCAs nearest to its slice, all of them");
     ng_plan_free(plan);
 }
 
