@@ -49,3 +49,14 @@ install-omp: $(OMP_SO)
 
 uninstall-omp:
 	rm -f $(DESTDIR)$(NG_OMP_PRELOAD)
+
+# tests/omp/part.c as two shared libraries, one per runtime (two_runtimes.py).
+$(BUILD)/tests/omp/libpart_gomp.so: tests/omp/part.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fopenmp -o $@ $<
+
+$(BUILD)/tests/omp/libpart_omp.so: tests/omp/part.c
+	@mkdir -p $(dir $@)
+	$(OMP_CLANG) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fopenmp -o $@ $<
+
+tests: $(BUILD)/tests/clang/omp_fork $(BUILD)/tests/omp/libpart_gomp.so $(BUILD)/tests/omp/libpart_omp.so

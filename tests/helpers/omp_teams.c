@@ -11,6 +11,8 @@
  *          maxthr    work sized by omp_get_max_threads() before each region,
  *                    one slot per thread number: checks every slot was done
  *
+ * Every caller goes on (unrecorded) until all are done, so each recorded
+ * region ran while all the callers were calling.
  * Prints one line per caller, "caller I teams MIN-MAX last L", then
  * "all MIN-MAX max_threads M" (omp_get_max_threads() of the main thread
  * at the end) and "slots_missed N" (maxthr). Built with gcc (libgomp) and
@@ -29,6 +31,7 @@ static int k = 1;
 static pthread_barrier_t start;
 static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS];
 static unsigned long missed;
+static unsigned finished, ncallers;
 
 static volatile double sink;
 
@@ -109,6 +112,11 @@ static void *caller(void *arg)
         tmax[id] = n > tmax[id] ? n : tmax[id];
         tlast[id] = n;
     }
+    /* Keep calling (not recorded) until every caller is done: each
+     * recorded region ran while all the callers were there. */
+    __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&finished, __ATOMIC_SEQ_CST) < ncallers)
+        one_region();
     return NULL;
 }
 
@@ -124,6 +132,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "nested") == 0)
         omp_set_max_active_levels(2);
+    ncallers = nc;
     pthread_barrier_init(&start, NULL, nc);
     pthread_t t[MAX_CALLERS];
     if (nc == 1) {
