@@ -3,7 +3,8 @@
 # Makefile (-include mk/*.mk). docs/omp-adaptive.md.
 #
 #   make (all)       builds $(BUILD)/libnumaguard-omp.so beside the library
-#   make install     installs it as $(LIBDIR)/libnumaguard-omp.so, the path
+#   make install     installs it as $(LIBDIR)/numaguard/libnumaguard-omp.so (a
+#                    private directory: no SONAME, not for linking), the path
 #                    compiled into the library (ng_omp_preload_path): the
 #                    plugin preloads nothing from anywhere else
 #   make tests       the OpenMP probes of its tests, gcc (libgomp) and
@@ -15,7 +16,7 @@
 # (preload/numaguard-omp.map; t-symbols checks) and is built with the same
 # flags as everything else, SAN=1 included.
 
-NG_OMP_PRELOAD := $(LIBDIR)/libnumaguard-omp.so
+NG_OMP_PRELOAD := $(LIBDIR)/numaguard/libnumaguard-omp.so
 OMP_SRCS := $(sort $(wildcard preload/*.c))
 OMP_SO   := $(BUILD)/libnumaguard-omp.so
 OMP_CLANG ?= $(firstword $(shell command -v clang clang-14 clang-16 clang-19 2>/dev/null) clang)
@@ -44,11 +45,12 @@ tests: $(BUILD)/tests/clang/omp_teams $(BUILD)/tests/clang/omp_pool
 install: install-omp
 uninstall: uninstall-omp
 install-omp: $(OMP_SO)
-	install -d $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(LIBDIR)/numaguard
 	install -m 644 $(OMP_SO) $(DESTDIR)$(NG_OMP_PRELOAD)
 
 uninstall-omp:
 	rm -f $(DESTDIR)$(NG_OMP_PRELOAD)
+	-rmdir $(DESTDIR)$(LIBDIR)/numaguard 2>/dev/null
 
 # tests/omp/part.c as two shared libraries, one per runtime (two_runtimes.py).
 $(BUILD)/tests/omp/libpart_gomp.so: tests/omp/part.c

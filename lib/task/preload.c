@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #ifndef NG_OMP_PRELOAD_PATH
-#define NG_OMP_PRELOAD_PATH "/usr/local/lib/libnumaguard-omp.so"
+#define NG_OMP_PRELOAD_PATH "/usr/local/lib/numaguard/libnumaguard-omp.so"
 #endif
 
 /* Longest LD_PRELOAD the task may already have for us to append to. */

@@ -132,7 +132,7 @@ out=$("$NG" exec --omp-guard=adaptive --dry-run)
 like "$out" "^env +LD_PRELOAD=$GOV" "--dry-run lists LD_PRELOAD"
 # A governor root does not own (or in a directory others may write) is never added.
 mkdir -p "$T/bin" && cp "$NG" "$GOV" "$T/bin/" && chmod 755 "$T/bin" "$T"
-if [ "$(id -u)" -eq 0 ] && [ ! -f "$(dirname "$("$NG" --version >/dev/null; echo /usr/local/lib/x)")/libnumaguard-omp.so" ]; then
+if [ "$(id -u)" -eq 0 ] && [ ! -f /usr/local/lib/numaguard/libnumaguard-omp.so ]; then
     chown 65534 "$T/bin/libnumaguard-omp.so"
     out=$("$T/bin/numaguard" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=${LD_PRELOAD-unset}"' 2>&1)
     is "$(val "$out" LD_PRELOAD)" "unset" "a governor owned by uid 65534: not preloaded"
