@@ -4,6 +4,11 @@
 #   sh tests/install-deps.sh demo    what `make demo` needs: a C compiler,
 #                                    hwloc's and Slurm's headers, Slurm's
 #                                    daemons and client, munge, python3
+#   sh tests/install-deps.sh bench   what `make bench` needs: the check set
+#                                    and Debian's PyTorch (python3-torch,
+#                                    the DDP run of bench/ddp.sh: 158
+#                                    packages, 139 MB to download, 601 MB
+#                                    installed, ~50 s on Debian 12)
 #   sh tests/install-deps.sh check   what `make check` needs (the default):
 #                                    the demo's set and the test toolchain
 #                                    (QEMU, clang, valgrind, packaging tools,
@@ -36,7 +41,8 @@ libxml2-utils librsvg2-bin chromium"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;
-    *) echo "usage: sh tests/install-deps.sh [demo|check]" >&2; exit 2 ;;
+    bench) set_name=bench pkgs="$check python3-torch" ;;
+    *) echo "usage: sh tests/install-deps.sh [demo|check|bench]" >&2; exit 2 ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -25,7 +25,7 @@ PY=/usr/bin/python3
 # gov ARGS...: ARGS under the governor with a budget of 2 cores, bounded.
 gov() { LD_PRELOAD=$GOV NUMAGUARD_OMP_CORES=2 OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$@"; }
 # lasts FILE: the last team of every caller, sorted and counted ("16x1").
-lasts() { sed -n 's/^caller [0-9]* teams .* last \([0-9]*\)$/\1/p' "$1" | sort | uniq -c |
+lasts() { sed -n 's/^caller [0-9]* teams .* last \([0-9]*\) ones .*/\1/p' "$1" | sort | uniq -c |
     awk '{printf "%s%sx%s", sep, $1, $2; sep=" "}'; }
 all_of() { sed -n 's/^all \([0-9-]*\) .*/\1/p' "$1"; }
 
@@ -34,7 +34,13 @@ for rt in gcc clang; do
     gov "$P" 1 200 >"$T/one" 2>&1
     is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
     gov "$P" 16 200 >"$T/pool" 2>&1
-    is "$(lasts "$T/pool")" "16x1" "$lib: 16 callers at once on 2 cores: each caller's team is 1"
+    # Callers count for 100 ms after their last region: on a loaded
+    # machine a thread not scheduled for that long drops out for a moment.
+    ones=$(sed -n 's/^ones \([0-9]*\) of .*/\1/p' "$T/pool")
+    ok $([ "${ones:-0}" -ge 2880 ]; echo $?) \
+        "$lib: 16 callers at once on 2 cores: teams of 1 ($ones of 3200 regions; >= 90%)"
+    most=$(awk '/^caller / && $8 * 2 > 200 {n++} END {print n + 0}' "$T/pool")
+    is "$most" 16 "$lib: ... every caller's team is 1 in most of its regions"
     OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 16 50 >"$T/plain" 2>&1
     is "$(lasts "$T/plain")" "16x2" "$lib: without the governor the same callers get 2 each (what it changes)"
     gov "$P" 4 100 setnum 2 >"$T/setnum" 2>&1
@@ -115,6 +121,26 @@ if $PY -c 'import numpy' 2>/dev/null; then
         "OpenBLAS's OpenMP build in the pool is told 1 thread (it sizes its jobs by omp_get_max_threads)"
 else
     skip 3 "python3-numpy not installed"
+fi
+
+# numaguard check names the fix where it sees nested pools, and not where
+# the governor already runs.
+if [ -x $PY ] && [ -f "$BUILD/tests/omp/libpart_gomp.so" ]; then
+    PIDS=""
+    start nest env OMP_NUM_THREADS=2 $PY tests/omp/nest_pool.py "$BUILD/tests/omp/libpart_gomp.so" 4
+    sleep 1
+    out=$("$NG" check --pid "$PID_nest" 2>&1)
+    like "$out" "warning: [0-9]+ threads for [0-9]+ core\(s\) with an OpenMP runtime loaded: several threads each run an OpenMP team \(nested pools\)\? --omp-guard=adaptive shares the cores among them" \
+        "check: 8 threads each running an OpenMP team: names --omp-guard=adaptive"
+    wait "$PID_nest" 2>/dev/null
+    start gnest "$NG" exec --numa-policy=none --omp-guard=adaptive -- $PY tests/omp/nest_pool.py \
+        "$BUILD/tests/omp/libpart_gomp.so" 4
+    sleep 1
+    out=$("$NG" check --pid "$PID_gnest" 2>&1)
+    unlike "$out" "nested pools" "check: the same pools under the governor: no such advice"
+    wait "$PID_gnest" 2>/dev/null
+else
+    skip 2 "$PY or tests/omp/libpart_gomp.so missing"
 fi
 
 # numaguard exec: the variables, LD_PRELOAD appended to the user's.

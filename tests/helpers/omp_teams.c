@@ -13,9 +13,11 @@
  *
  * Every caller goes on (unrecorded) until all are done, so each recorded
  * region ran while all the callers were calling.
- * Prints one line per caller, "caller I teams MIN-MAX last L", then
+ * Prints one line per caller, "caller I teams MIN-MAX last L ones N" (N:
+ * its regions with a team of 1), then
  * "all MIN-MAX max_threads M" (omp_get_max_threads() of the main thread
- * at the end) and "slots_missed N" (maxthr). Built with gcc (libgomp) and
+ * at the end), "slots_missed N" (maxthr) and "ones N of M" (regions with a
+ * team of 1, of all recorded). Built with gcc (libgomp) and
  * clang (libomp) by mk/omp-adaptive.mk. */
 #include <omp.h>
 #include <pthread.h>
@@ -29,7 +31,7 @@ static unsigned regions;
 static const char *mode = "plain";
 static int k = 1;
 static pthread_barrier_t start;
-static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS];
+static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS], tones[MAX_CALLERS];
 static unsigned long missed;
 static unsigned finished, ncallers;
 
@@ -111,6 +113,7 @@ static void *caller(void *arg)
         tmin[id] = n < tmin[id] ? n : tmin[id];
         tmax[id] = n > tmax[id] ? n : tmax[id];
         tlast[id] = n;
+        tones[id] += n == 1;
     }
     /* Keep calling (not recorded) until every caller is done: each
      * recorded region ran while all the callers were there. */
@@ -144,13 +147,15 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < nc; i++)
             pthread_join(t[i], NULL);
     }
-    unsigned lo = ~0u, hi = 0;
+    unsigned lo = ~0u, hi = 0, ones = 0;
     for (unsigned i = 0; i < nc; i++) {
-        printf("caller %u teams %u-%u last %u\n", i, tmin[i], tmax[i], tlast[i]);
+        printf("caller %u teams %u-%u last %u ones %u\n", i, tmin[i], tmax[i], tlast[i], tones[i]);
+        ones += tones[i];
         lo = tmin[i] < lo ? tmin[i] : lo;
         hi = tmax[i] > hi ? tmax[i] : hi;
     }
     printf("all %u-%u max_threads %d\n", lo, hi, omp_get_max_threads());
     printf("slots_missed %lu\n", missed);
+    printf("ones %u of %u\n", ones, nc * regions);
     return 0;
 }
