@@ -22,8 +22,14 @@ OMP_SO   := $(BUILD)/libnumaguard-omp.so
 OMP_CLANG ?= $(firstword $(shell command -v clang clang-14 clang-16 clang-19 2>/dev/null) clang)
 
 # The installed path, compiled into the library: nothing else is preloaded.
+# A stamp holding it rebuilds preload.o (and what links it) when LIBDIR
+# changes between `make` and `make install LIBDIR=...`.
+NG_OMP_STAMP := $(BUILD)/omp-preload.path
+$(shell mkdir -p $(BUILD) && { echo '$(NG_OMP_PRELOAD)' | cmp -s - $(NG_OMP_STAMP) || \
+    echo '$(NG_OMP_PRELOAD)' >$(NG_OMP_STAMP); })
 $(BUILD)/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELOAD)"'
 $(BUILD)/faults/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELOAD)"'
+$(BUILD)/lib/task/preload.o $(BUILD)/faults/lib/task/preload.o: $(NG_OMP_STAMP)
 
 # -fvisibility=hidden: only what the map lists (NGO_EXPORT) is exported.
 $(OMP_SO): $(OMP_SRCS) preload/gov.h preload/numaguard-omp.map
