@@ -24,7 +24,7 @@ if ! $PY -c 'import torch, torch.distributed as d; assert d.is_gloo_available()'
 fi
 # run GUARD ROUND: both ranks; their lines in $W/GUARD.ROUND
 run() {
-    local d=$W/$1.$2
+    local d=$W/run.$1.$2
     mkdir -p "$d"
     for r in 0 1; do
         MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29600 + $2)) WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r \
