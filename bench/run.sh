@@ -15,7 +15,7 @@ chmod 755 "$BENCH_WORK" # munged refuses sockets under a private (0700) parent
 export BENCH_BIN=$top/$BUILD/bench
 start=$(date +%s)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-sh tests/install-deps.sh || exit 1
+sh tests/install-deps.sh bench || exit 1
 make --no-print-directory BUILD="$BUILD" all >/dev/null || exit 1
 mkdir -p "$BENCH_BIN"
 CC=${CC:-cc}
@@ -26,12 +26,21 @@ done
 $CC -O2 -std=c11 -Wall -Wextra -Werror -fopenmp -o "$BENCH_BIN/omp_barrier" bench/omp_barrier.c || exit 1
 $CC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENCH_BIN/omp_pool" \
     tests/helpers/omp_pool.c || exit 1
+make --no-print-directory BUILD="$BUILD" tests >/dev/null || exit 1
+clang -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENCH_BIN/omp_pool_clang" \
+    tests/helpers/omp_pool.c || exit 1
 
 echo "bench: micro benchmarks" >&2
 bash bench/micro.sh "$BENCH_WORK/micro.md" || exit 1
 echo "bench: worker pool and ranks under --omp-guard (e)" >&2
 pool_rc=0
 bash bench/pool.sh "$BENCH_WORK/pool.md" || { pool_rc=1; echo "bench: a worker-pool target was missed (see e.)" >&2; }
+echo "bench: --omp-guard=adaptive (f)" >&2
+adaptive_rc=0
+bash bench/adaptive.sh "$BENCH_WORK/adaptive.md" || { adaptive_rc=1; echo "bench: an adaptive target was missed (see f.)" >&2; }
+echo "bench: PyTorch DDP under --omp-guard=adaptive (g)" >&2
+ddp_rc=0
+bash bench/ddp.sh "$BENCH_WORK/ddp.md" || { ddp_rc=1; echo "bench: the DDP run missed a check (see g.)" >&2; }
 echo "bench: Slurm benchmarks (a, d)" >&2
 slurm_rc=0
 bash bench/slurm.sh "$BENCH_WORK/slurm.md" || { slurm_rc=1; echo "bench: Slurm benchmarks failed" >&2; }
@@ -54,13 +63,13 @@ rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || 
     echo "- numaguard: $rev, built into $BUILD/"
     echo "- load average (1/5/15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"\
          "(anything else running on the node shows up in every figure below)"
-    echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh, bench/pool.sh)"
+    echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh, bench/pool.sh, bench/adaptive.sh, bench/ddp.sh)"
     echo
     echo "## Results"
     echo
-    cat "$BENCH_WORK/slurm.md" "$BENCH_WORK/micro.md" "$BENCH_WORK/pool.md"
+    cat "$BENCH_WORK/slurm.md" "$BENCH_WORK/micro.md" "$BENCH_WORK/pool.md" "$BENCH_WORK/adaptive.md" "$BENCH_WORK/ddp.md"
     cat bench/performance-tail.md
 } >"$OUT"
 echo "bench: wrote $OUT in $secs s" >&2
 rm -rf "$BENCH_WORK"
-exit $((slurm_rc | pool_rc))
+exit $((slurm_rc | pool_rc | adaptive_rc | ddp_rc))

@@ -35,43 +35,43 @@ static int take_fault(ng_spank_conf *conf, const char *arg)
                         "gpu_lookup, exchange_absent)", arg + 11);
     return 1;
 }
+
+/* test_omp_preload=PATH, the test build's governor library (suites that
+ * run the plugin from a build tree); 1 if @p arg was it. */
+static int take_preload(ng_spank_conf *conf, const char *arg)
+{
+    if (!arg || strncmp(arg, "test_omp_preload=", 17) != 0)
+        return 0;
+    if (strlen(arg + 17) >= sizeof conf->test_omp_preload)
+        return conf_bad(conf, "test_omp_preload=: path too long");
+    memcpy(conf->test_omp_preload, arg + 17, strlen(arg + 17) + 1);
+    return 1;
+}
 #endif
 
-/* The library's parsed arguments into the plugin's own struct. */
-static void conf_from_plugin(ng_spank_conf *conf, const ng_plugin_conf *pc)
+/* The admin's thread-variable list as the planner takes it (NULL-ended
+ * pointers into the parsed names). */
+static void conf_thread_vars(ng_spank_conf *conf)
 {
-    conf->have_default_policy = pc->have_default_policy;
-    memcpy(conf->default_policy, pc->default_policy, sizeof conf->default_policy);
-    conf->have_default_omp = pc->have_default_omp;
-    memcpy(conf->default_omp, pc->default_omp, sizeof conf->default_omp);
-    conf->have_default_net = pc->have_default_net;
-    memcpy(conf->default_net, pc->default_net, sizeof conf->default_net);
-    conf->nic_filter = pc->nic_filter;
-    conf->allowed_kinds = pc->allowed_kinds;
-    conf->verbose = pc->verbose;
-    conf->strict = pc->strict;
-    conf->have_thread_vars = pc->n_thread_vars > 0;
-    for (unsigned i = 0; i < pc->n_thread_vars && i < NG_MAX_ENV; i++) {
-        memcpy(conf->thread_var_names[i], pc->thread_vars[i], sizeof conf->thread_var_names[i]);
-        conf->thread_vars[i] = conf->thread_var_names[i];
-    }
-    snprintf(conf->topology, sizeof conf->topology, "%s", pc->topology);
-    snprintf(conf->fsroot, sizeof conf->fsroot, "%s", pc->fsroot);
-    snprintf(conf->gres_conf, sizeof conf->gres_conf, "%s", pc->gres_conf);
-    snprintf(conf->cache_dir, sizeof conf->cache_dir, "%s", pc->cache_dir);
+    unsigned n = conf->pc.n_thread_vars < NG_MAX_ENV ? conf->pc.n_thread_vars : NG_MAX_ENV;
+    for (unsigned i = 0; i < n; i++)
+        conf->thread_vars[i] = conf->pc.thread_vars[i];
+    conf->thread_vars[n] = NULL;
+    conf->have_thread_vars = n > 0;
 }
 
 /* The rule of which arguments exist is the library's (ng_plugin_conf_parse,
  * lib/options/plugin_args.c), shared with `numaguard doctor`. */
 int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv)
 {
-    ng_plugin_conf pc;
     memset(conf, 0, sizeof *conf);
 #ifdef NG_FAULT_INJECTION
     char *rest[256];
     int n = 0;
     for (int i = 0; i < argc; i++) {
         int t = take_fault(conf, argv[i]);
+        if (t == 0)
+            t = take_preload(conf, argv[i]);
         if (t < 0)
             return -1;
         if (t == 0 && n >= (int)(sizeof rest / sizeof rest[0]))
@@ -82,17 +82,18 @@ int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv)
     argc = n;
     argv = rest;
 #endif
-    if (ng_plugin_conf_parse(&pc, argc, argv, conf->disabled_why, sizeof conf->disabled_why) < 0) {
+    if (ng_plugin_conf_parse(&conf->pc, argc, argv, conf->disabled_why,
+                             sizeof conf->disabled_why) < 0) {
         conf->disabled = 1;
         return -1;
     }
-    conf_from_plugin(conf, &pc);
+    conf_thread_vars(conf);
     return 0;
 }
 
 int ng_spank_conf_allows(const ng_spank_conf *conf, ng_policy_kind kind)
 {
-    return conf->allowed_kinds == 0 || (conf->allowed_kinds & (1u << kind)) != 0;
+    return conf->pc.allowed_kinds == 0 || (conf->pc.allowed_kinds & (1u << kind)) != 0;
 }
 
 void ng_spank_conf_allowed_text(const ng_spank_conf *conf, char *buf, size_t len)

@@ -120,14 +120,15 @@ static int env_get_through(void *ctx, const char *name, char *buf, size_t len)
     return real->get ? real->get(real->ctx, name, buf, len) : -1;
 }
 
-int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *plan,
-                        unsigned local_id, const ng_policy *pol, unsigned flags,
-                        const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
+int ng_fault_apply_task(ng_fault fault, const ng_apply_args *args, ng_apply_result *res,
+                        char *err, size_t errlen)
 {
-    ng_env_ops refusing = {env_is_set_through, env_set_refused, (void *)env, env_get_through};
-    if (fault == NG_FAULT_ENV_EXPORT && env)
-        env = &refusing;
-    return ngi_apply_task_sys(fault_ops(fault), topo, plan, local_id, pol, flags, env, res, err, errlen);
+    ng_apply_args a = *args;
+    ng_env_ops refusing = {env_is_set_through, env_set_refused, (void *)args->env,
+                           env_get_through};
+    if (fault == NG_FAULT_ENV_EXPORT && a.env)
+        a.env = &refusing;
+    return ngi_apply_task_args(fault_ops(fault), &a, res, err, errlen);
 }
 
 int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,

@@ -34,10 +34,9 @@ typedef enum ng_fault {
 int ng_fault_parse(const char *name, ng_fault *out);
 /** "mempolicy_einval", ...; "none" for NG_FAULT_NONE. */
 const char *ng_fault_name(ng_fault fault);
-/** ng_apply_task with the syscalls failing as @p fault says. */
-int ng_fault_apply_task(ng_fault fault, const ng_topology *topo, const ng_plan *plan,
-                        unsigned local_id, const ng_policy *pol, unsigned flags,
-                        const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen);
+/** ng_apply_task_with with the syscalls failing as @p fault says. */
+int ng_fault_apply_task(ng_fault fault, const ng_apply_args *args, ng_apply_result *res,
+                        char *err, size_t errlen);
 /** ng_topology_load, failing as @p fault says (topology_load, no_numa). */
 int ng_fault_topology_load(ng_fault fault, ng_topology **out, const ng_topology_options *opts,
                            char *err, size_t errlen);
@@ -48,29 +47,18 @@ int ng_fault_gpu_lookup(ng_fault fault, char *err, size_t errlen);
 int ng_fault_skip_exchange(ng_fault fault, unsigned local, unsigned ntasks);
 #endif
 
-/** plugstack.conf arguments, parsed once per process in slurm_spank_init. */
+/** plugstack.conf arguments, parsed once per process in slurm_spank_init:
+ *  the library's parse (ng_plugin_conf, the one rule of which arguments
+ *  exist) and what the plugin derives from it. */
 typedef struct ng_spank_conf {
     int disabled;                    /**< malformed args: the plugin does nothing */
     char disabled_why[256];
-    int have_default_policy;
-    char default_policy[NG_MAX_ARG + 1];
-    int have_default_omp;
-    char default_omp[NG_MAX_ARG + 1];
-    int have_default_net;
-    char default_net[NG_MAX_ARG + 1]; /**< default_net_affinity= */
-    ng_nic_filter nic_filter;        /**< net_allow= / net_deny= */
-    unsigned allowed_kinds;          /**< bit (1u << ng_policy_kind); 0 = all */
-    int verbose;
-    int strict;
-    int have_thread_vars;
-    char thread_var_names[NG_MAX_ENV][64];
-    const char *thread_vars[NG_MAX_ENV + 1];
-    char topology[PATH_MAX];         /**< "" = live discovery */
-    char fsroot[PATH_MAX];           /**< "" = "/" */
-    char gres_conf[PATH_MAX];        /**< "" = beside SLURM_CONF, else /etc/slurm */
-    char cache_dir[PATH_MAX];        /**< topology cache; "" = off (topology_cache=off) */
+    ng_plugin_conf pc;               /**< the arguments (ng_plugin_conf_parse) */
+    int have_thread_vars;            /**< omp_vars= given */
+    const char *thread_vars[NG_MAX_ENV + 1]; /**< pointers into pc.thread_vars, NULL-ended */
 #ifdef NG_FAULT_INJECTION
     ng_fault test_fault;             /**< test_fault=POINT (test build only) */
+    char test_omp_preload[PATH_MAX]; /**< test_omp_preload=PATH (test build only) */
 #endif
 } ng_spank_conf;
 
@@ -170,18 +158,27 @@ int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitm
 /* The library calls the plugin makes where the test build injects faults
  * (spank/faults.c). In the shipped build these are the plain calls: no
  * branch on a test argument is compiled in. */
-static inline int ng_spank_apply_task(const ng_spank_conf *conf, const ng_topology *topo,
-                                      const ng_plan *plan, unsigned local_id,
-                                      const ng_policy *pol, unsigned flags,
-                                      const ng_env_ops *env, ng_apply_result *res,
-                                      char *err, size_t errlen)
+static inline int ng_spank_apply_task(const ng_spank_conf *conf, const ng_apply_args *args,
+                                      ng_apply_result *res, char *err, size_t errlen)
 {
 #ifdef NG_FAULT_INJECTION
-    return ng_fault_apply_task(conf->test_fault, topo, plan, local_id, pol, flags, env, res,
-                               err, errlen);
+    return ng_fault_apply_task(conf->test_fault, args, res, err, errlen);
 #else
     (void)conf;
-    return ng_apply_task(topo, plan, local_id, pol, flags, env, res, err, errlen);
+    return ng_apply_task_with(args, res, err, errlen);
+#endif
+}
+
+/* The governor library of --omp-guard=adaptive: the installed one (NULL);
+ * the test build takes the admin's test_omp_preload=PATH, for suites that
+ * run from a build tree (the library still checks that root owns it). */
+static inline const char *ng_spank_omp_preload(const ng_spank_conf *conf)
+{
+#ifdef NG_FAULT_INJECTION
+    return conf->test_omp_preload[0] ? conf->test_omp_preload : NULL;
+#else
+    (void)conf;
+    return NULL;
 #endif
 }
 

@@ -46,8 +46,9 @@ static char policy_usage[512];
 static struct spank_option opt_policy = {
     "numa-policy", "POLICY", policy_usage, 1, OPT_POLICY, cb_option};
 static struct spank_option opt_omp = {
-    "omp-guard", "[auto|N|off][,force][,bind]",
-    "Cap OpenMP/BLAS thread pools to the cores each task owns (or N). "
+    "omp-guard", "[auto|adaptive|N|off][,force][,bind]",
+    "Cap OpenMP/BLAS thread pools to the cores each task owns (or N); adaptive also "
+    "shares them among threads that start OpenMP regions at once. "
     "Write --omp-guard=N (with '='); keeps values you set unless ,force.",
     2, OPT_OMP, cb_option};
 static struct spank_option opt_net = {
@@ -157,21 +158,21 @@ static void write_topology_cache(int argc, char **argv)
         slurm_error("numaguard: plugstack.conf: %s; plugin disabled", g_conf.disabled_why);
         return;
     }
-    if (g_conf.topology[0]) {
+    if (g_conf.pc.topology[0]) {
         const char *why = NULL;
-        if (stat(g_conf.topology, &st) != 0)
+        if (stat(g_conf.pc.topology, &st) != 0)
             why = strerror(errno);
         else if (!S_ISREG(st.st_mode))
             why = "not a regular file";
         if (why)
             slurm_error("numaguard: topology=%s: %s; steps cannot place tasks",
-                        g_conf.topology, why);
+                        g_conf.pc.topology, why);
     }
-    if (g_conf.topology[0] || !g_conf.cache_dir[0])
+    if (g_conf.pc.topology[0] || !g_conf.pc.cache_dir[0])
         return;
-    if (ng_topology_cache_write(g_conf.cache_dir, err, sizeof err) < 0)
+    if (ng_topology_cache_write(g_conf.pc.cache_dir, err, sizeof err) < 0)
         slurm_info("numaguard: topology cache %s not written (%s); steps discover the "
-                   "topology live", g_conf.cache_dir, err);
+                   "topology live", g_conf.pc.cache_dir, err);
 }
 
 int slurm_spank_init(spank_t sp, int argc, char **argv)
@@ -254,55 +255,74 @@ static int names_strict(const char *text)
     return 0;
 }
 
-/* Read and validate the option values on the node (never trust srun:
- * values also arrive through the environment, unchecked). The policy first:
- * its strict decides what a bad value of another option does. */
-static int node_options(spank_t sp, int *any)
+/* The option texts a step has on the node: the user's (srun/sbatch, or
+ * the environment, unchecked), else the admin's defaults. */
+typedef struct node_texts {
+    const char *policy, *omp, *net;   /* NULL: not given, no default */
+    int have_p, have_o;               /* given by the user */
+} node_texts;
+
+static void read_texts(spank_t sp, node_texts *t)
 {
-    char *val = NULL, err[512];
-    const char *ptext = NULL, *otext = NULL;
-    int have_p = spank_option_getopt(sp, &opt_policy, &val) == ESPANK_SUCCESS;
-    if (have_p)
-        ptext = val ? val : "";
+    char *val = NULL;
+    t->have_p = spank_option_getopt(sp, &opt_policy, &val) == ESPANK_SUCCESS;
+    t->policy = t->have_p ? (val ? val : "") : NULL;
     val = NULL;
-    int have_o = spank_option_getopt(sp, &opt_omp, &val) == ESPANK_SUCCESS;
-    if (have_o)
-        otext = bare_optarg(val) ? val : "";
+    t->have_o = spank_option_getopt(sp, &opt_omp, &val) == ESPANK_SUCCESS;
+    t->omp = t->have_o ? (bare_optarg(val) ? val : "") : NULL;
     val = NULL;
-    const char *ntext = NULL;
     /* A bare --net-affinity (the node sees "") means auto, as a bare
      * --omp-guard does; "" alone would parse as off. */
+    t->net = NULL;
     if (spank_option_getopt(sp, &opt_net, &val) == ESPANK_SUCCESS)
-        ntext = bare_optarg(val) && *val ? val : "auto";
-    else if (g_conf.have_default_net)
-        ntext = g_conf.default_net;
-    if (!have_p && g_conf.have_default_policy)
-        ptext = g_conf.default_policy;
-    if (!have_o && g_conf.have_default_omp)
-        otext = g_conf.default_omp;
-    g_step.strict = g_conf.strict;
-    g_step.verbose = g_conf.verbose;
+        t->net = bare_optarg(val) && *val ? val : "auto";
+    else if (g_conf.pc.have_default_net)
+        t->net = g_conf.pc.default_net;
+    if (!t->have_p && g_conf.pc.have_default_policy)
+        t->policy = g_conf.pc.default_policy;
+    if (!t->have_o && g_conf.pc.have_default_omp)
+        t->omp = g_conf.pc.default_omp;
+}
+
+/* The policy, the admin's allowed kinds aside; sets strict, verbose, quiet. */
+static int node_policy(const node_texts *t)
+{
+    char err[512];
+    g_step.strict = g_conf.pc.strict;
+    g_step.verbose = g_conf.pc.verbose;
     /* --omp-guard or --net-affinity alone: leave placement to Slurm. */
-    if (ng_policy_parse(ptext ? ptext : "none", &g_step.policy, err, sizeof err) < 0) {
-        g_step.strict |= names_strict(ptext);
+    if (ng_policy_parse(t->policy ? t->policy : "none", &g_step.policy, err, sizeof err) < 0) {
+        g_step.strict |= names_strict(t->policy);
         return step_failure("invalid --numa-policy on the node: %s", err);
     }
     g_step.strict |= (g_step.policy.mods & NG_MOD_STRICT) != 0;
     g_step.verbose |= (g_step.policy.mods & NG_MOD_VERBOSE) != 0;
     g_step.quiet = (g_step.policy.mods & NG_MOD_QUIET) != 0;
+    return 0;
+}
+
+/* Read and validate the option values on the node (never trust srun:
+ * values also arrive through the environment, unchecked). The policy first:
+ * its strict decides what a bad value of another option does. */
+static int node_options(spank_t sp, int *any)
+{
+    char err[512];
+    node_texts t;
+    read_texts(sp, &t);
+    if (node_policy(&t) < 0)
+        return -1;
     g_step.net.mode = NG_NET_OFF;
-    if (ntext && ng_net_affinity_parse(ntext, &g_step.net, err, sizeof err) < 0)
+    if (t.net && ng_net_affinity_parse(t.net, &g_step.net, err, sizeof err) < 0)
         return step_failure("invalid --net-affinity on the node: %s", err);
     g_step.omp.mode = NG_OMP_OFF;
-    if (otext && ng_omp_guard_parse(otext, &g_step.omp, err, sizeof err) < 0)
+    if (t.omp && ng_omp_guard_parse(t.omp, &g_step.omp, err, sizeof err) < 0)
         return step_failure("invalid --omp-guard on the node: %s", err);
     /* "off" (given or the admin's default) asks for nothing by itself. */
-    *any = ptext || otext || g_step.net.mode != NG_NET_OFF;
+    *any = t.policy || t.omp || g_step.net.mode != NG_NET_OFF;
     if (!*any)
         return 0;
-    if (g_step.policy.mods & NG_MOD_HELP) {
+    if (g_step.policy.mods & NG_MOD_HELP)
         return step_failure("--numa-policy=help is not a policy");
-    }
     if (!ng_spank_conf_allows(&g_conf, g_step.policy.kind)) {
         char allowed[128];
         ng_spank_conf_allowed_text(&g_conf, allowed, sizeof allowed);
@@ -311,8 +331,8 @@ static int node_options(spank_t sp, int *any)
     }
     /* The user's own request, not the admin's defaults nor an opt-out:
      * only such users hear of the admin's or the node's problems. */
-    g_step.asked = (have_p && g_step.policy.kind != NG_POLICY_NONE) ||
-                   (have_o && g_step.omp.mode != NG_OMP_OFF);
+    g_step.asked = (t.have_p && g_step.policy.kind != NG_POLICY_NONE) ||
+                   (t.have_o && g_step.omp.mode != NG_OMP_OFF);
     return 0;
 }
 
@@ -465,7 +485,7 @@ static int task_gpus(spank_t sp, int *idx, unsigned *n, char *err, size_t errlen
     /* The rule (a step without GPUs has none; the devices cgroup; then the
      * variables) is the library's. */
     return ng_step_task_gpus(g_step.topo, g_step.have_order ? &g_step.order : NULL,
-                             g_step.n_step_gpus, &env, g_conf.fsroot[0] ? g_conf.fsroot : NULL,
+                             g_step.n_step_gpus, &env, g_conf.pc.fsroot[0] ? g_conf.pc.fsroot : NULL,
                              idx, NG_MAX_GPUS, n, err, errlen);
 }
 
@@ -487,18 +507,6 @@ static int same_list(const int *a, unsigned na, const int *b, unsigned nb)
 static int same_gpus(const ng_task_plan *tp, const int *idx, unsigned n)
 {
     return same_list(tp->gpus, tp->n_gpus, idx, n);
-}
-
-/* Show the task's real GPUs in the verbose line when they differ from the plan's. */
-static void real_gpus_label(char *line, size_t len, const int *idx, unsigned n)
-{
-    char *g = strstr(line, " gpus "), *nu = g ? strstr(g, " numa ") : NULL;
-    if (!nu)
-        return;
-    char rest[1024], list[NG_MAX_ARG];
-    ng_gpu_list_format(g_step.topo, idx, n, list, sizeof list);
-    snprintf(rest, sizeof rest, "%s", nu);
-    snprintf(g, len - (size_t)(g - line), " gpus %s%s", n ? list : "none", rest);
 }
 
 /* Under a user --cpu-bind: a one-task plan over the CPUs Slurm bound this
@@ -524,7 +532,7 @@ static int keep_cpus_plan(const int *gpus, unsigned ngpus, ng_plan **out, char *
     req.omp = g_step.omp;
     req.thread_vars = g_conf.have_thread_vars ? g_conf.thread_vars : NULL;
     req.net = g_step.net;
-    req.nic_filter = &g_conf.nic_filter;
+    req.nic_filter = &g_conf.pc.nic_filter;
     int rc = ng_plan_compute(g_step.topo, &req, out, err, len);
     hwloc_bitmap_free(mine);
     return rc;
@@ -556,7 +564,7 @@ static void report_plan_warnings(uint32_t local)
         return;
     if (g_step.verbose)
         task_say("numaguard: step on this node: %u tasks, topology %s, cpus from %s, gpus %s%s\n",
-                 g_step.ntasks, g_conf.topology[0] ? "from topology="
+                 g_step.ntasks, g_conf.pc.topology[0] ? "from topology="
                  : ng_topology_from_cache(g_step.topo) ? "from cache" : "discovered live",
                  g_step.cpu_source, pred[g_step.gpu_prediction],
                  g_step.plan_only ? ", plan only (topology is not this machine)" : "");
@@ -576,18 +584,6 @@ static void export_real_gpus(spank_t sp, const int *idx, unsigned n)
     char buf[NG_MAX_ARG];
     ng_gpu_list_format(g_step.topo, idx, n, buf, sizeof buf);
     spank_setenv(sp, "NUMAGUARD_GPUS", buf, 1);
-}
-
-/* A one-task plan describes itself as "(local 0)": show the real local id. */
-static const char *local_label(char *line, size_t len, uint32_t local)
-{
-    char *at = strstr(line, "(local 0):");
-    if (!at || local == 0)
-        return line;
-    char rest[1024];
-    snprintf(rest, sizeof rest, "%s", at + strlen("(local 0)"));
-    snprintf(at, len - (size_t)(at - line), "(local %u)%s", local, rest);
-    return line;
 }
 
 /* Exchange real GPU lists with the other tasks of the step; if Slurm bound
@@ -666,81 +662,126 @@ static void apply_failure_tail(const ng_apply_result *res, const ng_plan *plan, 
                  "environment variables not all", res->mem_mode_text);
 }
 
-static int apply_in_task(spank_t sp, uint32_t local, int rank)
+/* One task's apply: which plan entry, with which flags, and what it knows
+ * better than the plan (its real GPUs). */
+typedef struct task_apply {
+    uint32_t local;
+    int rank;
+    int gpus[NG_MAX_GPUS];       /* the task's real GPUs (have_real) */
+    unsigned ngpus;
+    int have_real;
+    const ng_plan *plan;         /* the step's plan, or own */
+    ng_plan *own;                /* a re-plan (real GPUs, --cpu-bind), freed after */
+    unsigned id;                 /* the task's entry in plan */
+    unsigned flags;              /* NG_APPLY_* */
+    int mismatch;                /* real GPUs differ from the plan's */
+} task_apply;
+
+/* The task's real GPUs. Unidentified: it keeps the step-level prediction
+ * (its share of SLURM_STEP_GPUS, as Slurm's default binding hands them
+ * out); strict wants the real ones, so the task fails (-1). */
+static int identify_gpus(spank_t sp, task_apply *t)
 {
-    char err[512], line[1024];
-    int gpus[NG_MAX_GPUS];
-    unsigned ngpus = 0;
-    const ng_task_plan *tp = ng_plan_task(g_step.plan, local);
-    if (!tp) {
-        step_failure("no plan for local task %u", local);
-        return report_step_failure(0);
-    }
-    /* Unidentified GPUs: the task keeps the step-level prediction (its
-     * share of SLURM_STEP_GPUS, as Slurm's default binding hands them out);
-     * strict wants the real ones, so the task fails. */
-    int have_real = task_gpus(sp, gpus, &ngpus, err, sizeof err) == 0;
-    if (!have_real && !g_step.quiet)
-        task_say("numaguard: rank %d: cannot identify this task's GPUs (%s); %s\n", rank, err,
+    char err[512];
+    t->have_real = task_gpus(sp, t->gpus, &t->ngpus, err, sizeof err) == 0;
+    if (!t->have_real && !g_step.quiet)
+        task_say("numaguard: rank %d: cannot identify this task's GPUs (%s); %s\n", t->rank, err,
                  g_step.strict ? "strict: failing the task" : "placed by the step's GPU prediction");
-    if (!have_real && g_step.strict)
-        return -1;
-    unsigned flags = g_step.plan_only ? NG_APPLY_SKIP_SYSCALLS : 0;
-    const ng_plan *plan = g_step.plan;
-    ng_plan *own = NULL;
-    unsigned id = local;
+    if (!t->have_real)
+        t->ngpus = 0;
+    return !t->have_real && g_step.strict ? -1 : 0;
+}
+
+/* The plan entry to apply: under a user --cpu-bind a one-task plan over
+ * Slurm's mask; else the step's plan, re-planned when the tasks' real GPUs
+ * differ from the prediction. 1: stop here (already reported). */
+static int choose_plan(task_apply *t)
+{
+    char err[512];
+    t->flags = g_step.plan_only ? NG_APPLY_SKIP_SYSCALLS : 0;
+    t->plan = g_step.plan;
+    t->id = t->local;
     if (!g_step.plan_only && g_step.user_cpu_bind) {
-        if (keep_cpus_plan(gpus, have_real ? ngpus : 0, &own, err, sizeof err) < 0) {
+        if (keep_cpus_plan(t->gpus, t->ngpus, &t->own, err, sizeof err) < 0) {
             task_say("numaguard: %s\n", err);
-            return g_step.strict ? -1 : 0;
+            return 1;
         }
-        plan = own;
-        id = 0;
-        flags |= NG_APPLY_KEEP_CPUS;
-    } else if (g_step.exchange && plan_with_real_gpus(local, have_real ? gpus : NULL,
-                                                      have_real ? ngpus : 0, &own)) {
-        plan = own;
-        tp = ng_plan_task(own, local);
+        t->plan = t->own;
+        t->id = 0;
+        t->flags |= NG_APPLY_KEEP_CPUS;
+        return 0;
     }
+    if (g_step.exchange &&
+        plan_with_real_gpus(t->local, t->have_real ? t->gpus : NULL, t->ngpus, &t->own))
+        t->plan = t->own;
     /* Seeing all of the step's GPUs (no per-task binding) is expected: the
      * task is placed near its share. Anything else that differs from the
      * prediction keeps the (disjoint) slice and says so. */
-    int kept_cpus = (flags & NG_APPLY_KEEP_CPUS) != 0;
-    int differs = have_real && !kept_cpus && !same_gpus(tp, gpus, ngpus);
-    int sees_all = differs && same_list(g_step.step_gpus, g_step.n_step_gpus, gpus, ngpus);
-    if (differs && !sees_all && !g_step.quiet)
+    const ng_task_plan *tp = ng_plan_task(t->plan, t->id);
+    t->mismatch = t->have_real && !same_gpus(tp, t->gpus, t->ngpus);
+    if (t->mismatch && !same_list(g_step.step_gpus, g_step.n_step_gpus, t->gpus, t->ngpus) &&
+        !g_step.quiet)
         task_say("numaguard: rank %d: its GPUs differ from the step-level prediction; "
-                 "keeping its disjoint CPU slice (not necessarily GPU-local)\n", rank);
-    int mismatch = differs;
+                 "keeping its disjoint CPU slice (not necessarily GPU-local)\n", t->rank);
+    return 0;
+}
+
+/* The verbose line: the library's data, with the task's real local id and
+ * real GPUs where the adapter knows them better than the plan entry. */
+static void say_applied(const task_apply *t, const ng_apply_result *res)
+{
+    ng_task_summary sum;
+    char line[1024], shown[4 * sizeof line];
+    if (ng_task_summary_of(g_step.topo, t->plan, t->id, t->rank, res, &sum) < 0)
+        return;
+    sum.local_id = t->local;
+    if (t->mismatch || ((t->flags & NG_APPLY_KEEP_CPUS) && t->have_real)) {
+        sum.n_gpus = t->ngpus;
+        memcpy(sum.gpus, t->gpus, t->ngpus * sizeof *t->gpus);
+    }
+    if (ng_task_summary_format(g_step.topo, &sum, line, sizeof line) < 0)
+        return;
+    /* It names presets kept as the task's environment has them. */
+    ng_text_escape(line, shown, sizeof shown);
+    task_say("%s\n", shown);
+}
+
+static void say_failed(const task_apply *t, const ng_apply_result *res, const char *err)
+{
+    char tail[512] = "";
+    if (res->cpus_applied || res->mem_applied || !g_step.strict)
+        apply_failure_tail(res, t->plan, t->id, tail, sizeof tail);
+    task_say("numaguard: rank %d: %s; %s%s%s\n", t->rank, err, tail,
+             tail[0] && g_step.strict ? "; " : "", g_step.strict ? "strict: failing the task" : "");
+}
+
+static int apply_in_task(spank_t sp, uint32_t local, int rank)
+{
+    task_apply t = {.local = local, .rank = rank};
+    if (!ng_plan_task(g_step.plan, local)) {
+        step_failure("no plan for local task %u", local);
+        return report_step_failure(0);
+    }
+    if (identify_gpus(sp, &t) < 0)
+        return -1;
+    if (choose_plan(&t))
+        return g_step.strict ? -1 : 0;
+    char err[512];
     task_ctx tc = {sp};
     ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc, .get = env_get};
+    ng_apply_args args = {g_step.topo, t.plan, t.id, &g_step.policy, t.flags, &ops,
+                          ng_spank_omp_preload(&g_conf)};
     ng_apply_result res;
-    int rc = ng_spank_apply_task(&g_conf, g_step.topo, plan, id, &g_step.policy, flags, &ops,
-                                 &res, err, sizeof err);
-    if (rc == 0 && (mismatch || kept_cpus) && have_real)
-        export_real_gpus(sp, gpus, ngpus);
-    if (rc < 0 && !g_step.quiet) {
-        char tail[512] = "";
-        if (res.cpus_applied || res.mem_applied || !g_step.strict)
-            apply_failure_tail(&res, plan, id, tail, sizeof tail);
-        task_say("numaguard: rank %d: %s; %s%s%s\n", rank, err, tail, tail[0] && g_step.strict
-                 ? "; " : "", g_step.strict ? "strict: failing the task" : "");
-    }
+    int rc = ng_spank_apply_task(&g_conf, &args, &res, err, sizeof err);
+    if (rc == 0 && (t.mismatch || (t.flags & NG_APPLY_KEEP_CPUS)) && t.have_real)
+        export_real_gpus(sp, t.gpus, t.ngpus);
+    if (rc < 0 && !g_step.quiet)
+        say_failed(&t, &res, err);
     else if (res.warning[0] && !g_step.quiet && !g_step.verbose)
         task_say("numaguard: rank %d: warning: %s\n", rank, res.warning);
-    if (rc == 0 && g_step.verbose &&
-        ng_task_describe(g_step.topo, plan, id, rank, &res, line, sizeof line) >= 0)
-    {
-        if (kept_cpus)
-            local_label(line, sizeof line, local);
-        if (mismatch)
-            real_gpus_label(line, sizeof line, gpus, ngpus);
-        /* It names presets kept as the task's environment has them. */
-        char shown[4 * sizeof line];
-        ng_text_escape(line, shown, sizeof shown);
-        task_say("%s\n", shown);
-    }
-    ng_plan_free(own);
+    if (rc == 0 && g_step.verbose)
+        say_applied(&t, &res);
+    ng_plan_free(t.own);
     return rc < 0 && g_step.strict ? -1 : 0;
 }
 

@@ -105,7 +105,7 @@ static int step_cpus(ng_step *step, const ng_step_input *in, hwloc_bitmap_t out)
 static void gres_conf_path(const ng_spank_conf *conf, char *buf, size_t len)
 {
     /* slurmstepd's own env, set by the admin */
-    if (ng_gres_conf_path(conf->gres_conf, getenv("SLURM_CONF"), buf, len) < 0)
+    if (ng_gres_conf_path(conf->pc.gres_conf, getenv("SLURM_CONF"), buf, len) < 0)
         snprintf(buf, len, "/etc/slurm/gres.conf");
 }
 
@@ -133,7 +133,7 @@ static int predict_gpus(ng_step *step, const ng_spank_conf *conf, const ng_step_
     unsigned nt = step->ntasks, ng = 0;
     if (in->step_gpus && *in->step_gpus &&
         ng_step_gpus(step->topo, step->have_order ? &step->order : NULL, in->step_gpus,
-                     conf->fsroot[0] ? conf->fsroot : NULL, step->step_gpus, NG_MAX_GPUS, &ng,
+                     conf->pc.fsroot[0] ? conf->pc.fsroot : NULL, step->step_gpus, NG_MAX_GPUS, &ng,
                      err, sizeof err) < 0)
         return step_fail(step, "%s", err);
     step->n_step_gpus = ng;
@@ -169,9 +169,9 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
 {
     char err[512], path[PATH_MAX];
     ng_topology_options topt = {0};
-    topt.xml_path = conf->topology[0] ? conf->topology : NULL;
-    topt.fsroot = conf->fsroot[0] ? conf->fsroot : NULL;
-    topt.cache_dir = !topt.xml_path && conf->cache_dir[0] ? conf->cache_dir : NULL;
+    topt.xml_path = conf->pc.topology[0] ? conf->pc.topology : NULL;
+    topt.fsroot = conf->pc.fsroot[0] ? conf->pc.fsroot : NULL;
+    topt.cache_dir = !topt.xml_path && conf->pc.cache_dir[0] ? conf->pc.cache_dir : NULL;
     /* hwloc's lean plugin set (~2 ms per step) is already in slurmstepd's
      * environment, inherited from slurmd (slurm_spank_init): setenv here
      * would race with slurmstepd's threads. */
@@ -188,7 +188,7 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     if (in->step_gpus && *in->step_gpus) {
         gres_conf_path(conf, path, sizeof path);
         if (ng_gres_order_from_conf(&step->order, path, in->node_name,
-                                    conf->fsroot[0] ? conf->fsroot : NULL, err, sizeof err) == 0)
+                                    conf->pc.fsroot[0] ? conf->pc.fsroot : NULL, err, sizeof err) == 0)
             step->have_order = 1;
         else
             gres_conf_warning(step, path, err);
@@ -215,7 +215,7 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
     req.omp = step->omp;
     req.thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
     req.net = step->net;
-    req.nic_filter = &conf->nic_filter;
+    req.nic_filter = &conf->pc.nic_filter;
     step->nic_filter = req.nic_filter;
     step->cpus = cpus;
     step->cpus_per_task = in->cpus_per_task;

@@ -4,6 +4,11 @@
 #   sh tests/install-deps.sh demo    what `make demo` needs: a C compiler,
 #                                    hwloc's and Slurm's headers, Slurm's
 #                                    daemons and client, munge, python3
+#   sh tests/install-deps.sh bench   what `make bench` needs: the check set
+#                                    and Debian's PyTorch (python3-torch,
+#                                    the DDP run of bench/ddp.sh: 158
+#                                    packages, 139 MB to download, 601 MB
+#                                    installed, ~50 s on Debian 12)
 #   sh tests/install-deps.sh check   what `make check` needs (the default):
 #                                    the demo's set and the test toolchain
 #                                    (QEMU, clang, valgrind, packaging tools,
@@ -16,6 +21,10 @@
 # matches the release's default clang (14, 19, 21); libclang-rt-14-dev
 # exists only in bookworm. apt's own output is shown (its progress, one
 # line per package); -q where it is not a terminal (CI logs).
+# --omp-guard=adaptive's tests (tests/e2e/t-omp-adaptive.sh) build OpenMP
+# probes with clang against LLVM's runtime (libomp-dev) and run Debian's
+# numpy on OpenBLAS's pthreads and OpenMP builds (python3-numpy,
+# libopenblas0-pthread, libopenblas0-openmp: ~40 MB, ~15 s to install).
 # The pictures' tests (tests/draw) read SVG with xmllint (libxml2-utils)
 # and render it with rsvg-convert (librsvg2-bin) and headless Chromium
 # (chromium: ~120 MB to download, ~15 s to install on a Debian 12 machine
@@ -25,13 +34,15 @@ demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client
 check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
 debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2
-clang libclang-rt-dev valgrind
+clang libclang-rt-dev valgrind libomp-dev
+python3-numpy libopenblas0-pthread libopenblas0-openmp
 openmpi-bin mpich
 libxml2-utils librsvg2-bin chromium"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;
-    *) echo "usage: sh tests/install-deps.sh [demo|check]" >&2; exit 2 ;;
+    bench) set_name=bench pkgs="$check python3-torch" ;;
+    *) echo "usage: sh tests/install-deps.sh [demo|check|bench]" >&2; exit 2 ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -35,7 +35,7 @@ static const char exec_synopsis[] =
 
 static const cli_opt_doc exec_docs[] = {
     {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
-    {"--omp-guard[=G]", "cap thread pools: auto (the bare option), N, off (default), ,force, ,bind (the value after '=')"},
+    {"--omp-guard[=G]", "cap thread pools: auto (bare option), adaptive, N, off (default), ,force, ,bind (after '=')"},
     {"--net-affinity[=A]", "the rank's nearest NIC(s): auto (the bare option), N, off (default), ,force, ,nccl-per-rank"},
     {"--net-allow LIST", "NIC names ranks may get (mlx5_0, mlx5_*)"},
     {"--net-deny LIST", "NIC names ranks never get"},
@@ -328,6 +328,22 @@ static int make_plan(exec_state *s, char *err, size_t len)
     return compute_plan(s, err, len);
 }
 
+/* The governor of --omp-guard=adaptive: the installed one, else the one
+ * beside this executable (a build tree: build/numaguard and
+ * build/libnumaguard-omp.so). The library checks that root owns it. */
+static const char *governor_path(char *buf, size_t len)
+{
+    const char *installed = ng_omp_preload_path();
+    if (access(installed, F_OK) == 0)
+        return installed;
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    char *slash = n > 0 ? memrchr(buf, '/', (size_t)n) : NULL;
+    if (!slash || (size_t)(slash - buf) + sizeof "/libnumaguard-omp.so" > len)
+        return installed;
+    memcpy(slash, "/libnumaguard-omp.so", sizeof "/libnumaguard-omp.so");
+    return access(buf, F_OK) == 0 ? buf : installed;
+}
+
 static unsigned apply_flags(const exec_state *s)
 {
     unsigned flags = 0;
@@ -349,24 +365,20 @@ static void warn(const exec_state *s, const char *text)
 }
 
 /* The verbose line. A pre-bound rank was planned alone (plan entry 0):
- * its label gets the real local rank back. */
+ * its line names its real local rank. */
 static void verbose_line(const exec_state *s)
 {
+    ng_task_summary sum;
     char raw[2048], line[4 * 2048];
-    if (ng_task_describe(s->topo, s->plan, s->plan_rank, s->lr.global_rank, &s->res, raw,
-                         sizeof raw) < 0)
+    if (ng_task_summary_of(s->topo, s->plan, s->plan_rank, s->lr.global_rank, &s->res, &sum) < 0)
+        return;
+    if (s->prebound)
+        sum.local_id = s->lr.rank;
+    if (ng_task_summary_format(s->topo, &sum, raw, sizeof raw) < 0)
         return;
     /* It names presets kept as the environment has them: escaped. */
     ng_text_escape(raw, line, sizeof line);
-    const char *rest = strstr(line, "): ");
-    if (!s->prebound || !(rest = rest ? rest + 1 : strchr(line + 11, ':'))) {
-        fprintf(stderr, "%s\n", line);
-        return;
-    }
-    if (s->lr.global_rank >= 0)
-        fprintf(stderr, "numaguard: rank %d (local %u)%s\n", s->lr.global_rank, s->lr.rank, rest);
-    else
-        fprintf(stderr, "numaguard: task %u%s\n", s->lr.rank, rest);
+    fprintf(stderr, "%s\n", line);
 }
 
 static void report(const exec_state *s)
@@ -404,8 +416,10 @@ static int place(exec_state *s, env_record *rec, char *err, size_t len)
         return 2;
     if (rc == 0) {
         ng_env_ops ops = {env_is_set, env_set, rec, env_get};
-        if (ng_apply_task(s->topo, s->plan, s->plan_rank, &s->policy, apply_flags(s), &ops,
-                          &s->res, err, len) < 0)
+        char preload[NG_MAX_ARG];
+        ng_apply_args a = {s->topo, s->plan, s->plan_rank, &s->policy, apply_flags(s), &ops,
+                           governor_path(preload, sizeof preload)};
+        if (ng_apply_task_with(&a, &s->res, err, len) < 0)
             rc = 1;
         else if (!s->o.dry_run)
             report(s);

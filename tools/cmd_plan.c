@@ -22,7 +22,7 @@ static const cli_opt_doc plan_docs[] = {
     {"--cpus-per-task C", "each task's logical CPUs, as Slurm's -c (default: the step's cores shared out)"},
     {"--cpus LIST", "the CPUs the step may use, a cpulist of this machine's (default: all it allows)"},
     {"--numa-policy P", "as srun: local (default), prefer, interleave, weighted, none, modifiers; =help: the grammar"},
-    {"--omp-guard[=G]", "cap thread pools: auto (the bare option), N, off (default), ,force, ,bind (the value after '=')"},
+    {"--omp-guard[=G]", "cap thread pools: auto (bare option), adaptive, N, off (default), ,force, ,bind (after '=')"},
     {"--net-affinity[=A]", "each task's nearest NIC(s): auto (the bare option), N, off (default), ,force, ,nccl-per-rank"},
     {"--net-allow LIST", "NIC names tasks may get, as plugstack.conf's net_allow= (mlx5_0, mlx5_*)"},
     {"--net-deny LIST", "NIC names tasks never get, as plugstack.conf's net_deny="},

@@ -324,8 +324,27 @@ static void keep_policy(ngi_proc *p, const policy_seen *s)
 /* One numa_maps line: pages, and the policy of the heap (which shows the
  * process policy unless mbind() changed that range: the best single
  * answer) or, until a heap is seen, of the first mapping. */
+/* The OpenMP runtime or the governor among the files a line maps. */
+static void note_runtime(ngi_proc *p, const char *line)
+{
+    const char *f = strstr(line, " file=");
+    if (!f)
+        return;
+    f += 6;
+    size_t n = strcspn(f, " \n");
+    const char *base = f;
+    for (const char *c = f; c < f + n; c++)
+        if (*c == '/')
+            base = c + 1;
+    if (!strncmp(base, "libgomp", 7) || !strncmp(base, "libomp", 6) || !strncmp(base, "libiomp", 7))
+        p->v.omp_runtime = 1;
+    else if (!strncmp(base, "libnumaguard-omp.so", 19))
+        p->v.omp_governed = 1;
+}
+
 static void numa_maps_line(ngi_proc *p, const char *line, policy_seen *cur, int *have_heap)
 {
+    note_runtime(p, line);
     const char *rest = parse_policy(line, cur);
     if (!rest)
         return;

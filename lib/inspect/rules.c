@@ -111,12 +111,40 @@ static void judge_pool(ng_proc_view *v)
                 "(thread caps already set: %s)", v->threads, v->cores, v->runnable, cap);
 }
 
+/* The largest thread count the process's variables ask for (0: none). */
+static unsigned largest_cap(const char *caps)
+{
+    unsigned most = 0;
+    for (const char *c = strchr(caps, '='); c; c = strchr(c + 1, '=')) {
+        unsigned long n = strtoul(c + 1, NULL, 10);
+        most = n > most && n <= NG_MAX_THREADS ? (unsigned)n : most;
+    }
+    return most;
+}
+
+/* Nested pools: an OpenMP runtime and at least twice the threads one team
+ * of the cores (or of the largest cap) would need, so several threads of
+ * the process each run a team (libgomp keeps a team's threads per calling
+ * thread). The governor of --omp-guard=adaptive shares the cores among
+ * them; a process it already governs is not told. 1 when said. */
+static int judge_nested(ng_proc_view *v)
+{
+    unsigned cap = largest_cap(v->thread_caps), team = cap > v->cores ? cap : v->cores;
+    if (!v->omp_runtime || v->omp_governed || !v->cores || v->threads < 2 * team + 2)
+        return 0;
+    ngi_note(&v->warnings, "%u threads for %u core(s) with an OpenMP runtime loaded: several "
+            "threads each run an OpenMP team (nested pools)? --omp-guard=adaptive shares the "
+            "cores among them", v->threads, v->cores);
+    return 1;
+}
+
 static void judge_threads(ng_proc_view *v)
 {
+    int nested = judge_nested(v);
     if (v->runnable > v->cores)
         ngi_note(&v->warnings, "oversubscribed: %u runnable threads on %u core(s)", v->runnable,
                 v->cores);
-    else if (v->threads > v->cores && !ngi_launcher_process(v->comm))
+    else if (!nested && v->threads > v->cores && !ngi_launcher_process(v->comm))
         /* A launcher's (mpirun, prted, torchrun, srun) idle threads are
          * its own: no pool to cap, so no --omp-guard advice. */
         judge_pool(v);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define OMP_OPT "--omp-guard"
-#define OMP_FORMS "expected auto, off, or a thread count 1-65536, optionally followed by ,force and/or ,bind"
+#define OMP_FORMS "expected auto, adaptive, off, or a thread count 1-65536, optionally followed by ,force and/or ,bind"
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -16,12 +16,16 @@ static int omp_bad(const char *text, size_t len, const char *why, const char *it
     return ngi_option_reject(err, errlen, OMP_OPT, OMP_FORMS, text, len, why, item, ilen);
 }
 
-/* The head item: auto | off | N (no sign, no leading zero, no spaces). */
+/* The head item: auto | adaptive | off | N (no sign, no leading zero, no spaces). */
 static int omp_head(const char *text, size_t len, const char *h, size_t hlen,
                     ng_omp_guard *g, char *err, size_t errlen)
 {
     if (hlen == 4 && strncmp(h, "auto", 4) == 0) {
         g->mode = NG_OMP_AUTO;
+        return 0;
+    }
+    if (hlen == 8 && strncmp(h, "adaptive", 8) == 0) {
+        g->mode = NG_OMP_ADAPTIVE;
         return 0;
     }
     if (hlen == 3 && strncmp(h, "off", 3) == 0) {
@@ -122,6 +126,9 @@ int ngi_omp_guard_format(const ng_omp_guard *g, char *buf, size_t len)
         break;
     case NG_OMP_AUTO:
         snprintf(head, sizeof head, "auto");
+        break;
+    case NG_OMP_ADAPTIVE:
+        snprintf(head, sizeof head, "adaptive");
         break;
     case NG_OMP_FIXED:
         if (g->nthreads < 1 || g->nthreads > NG_MAX_THREADS)

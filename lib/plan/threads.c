@@ -48,7 +48,7 @@ int ngi_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
     /* A task always runs at least one thread, even if it owns no whole core. */
     unsigned owned = threads ? threads : 1;
     unsigned count, flags = 0;
-    if (guard->mode == NG_OMP_AUTO) {
+    if (guard->mode == NG_OMP_AUTO || guard->mode == NG_OMP_ADAPTIVE) {
         count = owned;
         flags = NG_ENV_COUNT_AUTO;
     } else if (guard->mode == NG_OMP_FIXED && guard->nthreads >= 1) {
@@ -67,6 +67,10 @@ int ngi_thread_env(const ng_omp_guard *guard, unsigned threads, int smt,
         if (add(out, &n, max, *v, value, guard->force, flags) < 0)
             return -1;
     }
+    /* adaptive: the governor's budget, the same count; always ours. */
+    if (guard->mode == NG_OMP_ADAPTIVE &&
+        add(out, &n, max, "NUMAGUARD_OMP_CORES", value, 1, NG_ENV_COUNT_AUTO | NG_ENV_GOVERNOR) < 0)
+        return -1;
     /* Binding is opt-in (guard->bind): libgomp binds the initial thread to
      * the first place at start-up, and every pthread or forked child the
      * program creates outside OpenMP inherits that single place. With one

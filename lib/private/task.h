@@ -41,9 +41,9 @@ int ngi_mem_mode_supported(const ngi_sys_ops *sys, ng_mem_mode mode);
 
 /** Thread variables, then the network variables, then the NUMAGUARD_*
  *  report (@p cpus / @p mems: what was applied). */
-int ngi_task_export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
+int ngi_task_export_env(const ng_apply_args *a, const ng_task_plan *tp,
                         hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
-                        ng_apply_result *res, const ng_env_ops *env, char *err, size_t errlen);
+                        ng_apply_result *res, char *err, size_t errlen);
 
 /**
  * Export @p env[0..n) (a task plan's net_env) through @p ops: a variable
@@ -53,6 +53,18 @@ int ngi_task_export_env(const ng_topology *topo, const ng_task_plan *tp, const n
  */
 int ngi_net_apply_env(const ng_net_env *env, unsigned n, const ng_env_ops *ops,
                       char *kept, size_t keptlen, char *err, size_t errlen);
+
+/* ---- preload.c ---- */
+
+/** Append the governor library @p path (NULL: ng_omp_preload_path()) to
+ *  the task's LD_PRELOAD when ng_omp_preload_trusted accepts it (else a
+ *  warning in @p res); sets res->governor. -1 only when setting fails. */
+int ngi_preload_append(const char *path, const ng_env_ops *env, ng_apply_result *res,
+                       char *err, size_t errlen);
+
+/** ng_apply_task_with with the syscalls of @p sys. */
+int ngi_apply_task_args(const ngi_sys_ops *sys, const ng_apply_args *args, ng_apply_result *res,
+                        char *err, size_t errlen);
 
 /** ng_apply_task with the syscalls of @p sys. */
 int ngi_apply_task_sys(const ngi_sys_ops *sys, const ng_topology *topo, const ng_plan *plan,

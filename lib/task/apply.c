@@ -81,29 +81,42 @@ int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
     return ngi_apply_task_sys(NULL, topo, plan, local_id, pol, flags, env, res, err, errlen);
 }
 
+int ng_apply_task_with(const ng_apply_args *args, ng_apply_result *res, char *err,
+                       size_t errlen)
+{
+    return ngi_apply_task_args(NULL, args, res, err, errlen);
+}
+
 int ngi_apply_task_sys(const ngi_sys_ops *sys, const ng_topology *topo, const ng_plan *plan,
                       unsigned local_id, const ng_policy *pol, unsigned flags,
                       const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
+{
+    ng_apply_args a = {topo, plan, local_id, pol, flags, env, NULL};
+    return ngi_apply_task_args(sys, &a, res, err, errlen);
+}
+
+int ngi_apply_task_args(const ngi_sys_ops *sys, const ng_apply_args *a, ng_apply_result *res,
+                        char *err, size_t errlen)
 {
     ng_apply_result local_res;
     if (!res)
         res = &local_res;
     memset(res, 0, sizeof *res);
-    res->flags = flags;
     ngi_strlcpy(res->mem_mode_text, "none", sizeof res->mem_mode_text);
-    if (!topo || !plan || !pol || !env || !env->set)
+    if (!a || !a->topo || !a->plan || !a->pol || !a->env || !a->env->set)
         return ngi_fail(err, errlen, "ng_apply_task: missing argument");
-    const ng_task_plan *tp = ng_plan_task(plan, local_id);
+    res->flags = a->flags;
+    const ng_task_plan *tp = ng_plan_task(a->plan, a->local_id);
     if (!tp)
         return ngi_fail(err, errlen, "no plan for local task %u (plan has %u tasks)",
-                       local_id, ng_plan_task_count(plan));
+                       a->local_id, ng_plan_task_count(a->plan));
     apply_sets s = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), 0, sys};
     if (!s.cpus || !s.mems || !s.saved) {
         sets_free(&s);
         return ngi_fail(err, errlen, "out of memory");
     }
-    int rc = apply_cpus(tp, flags, &s, res, err, errlen);
-    if (rc == 0 && apply_mem(tp, pol, flags, &s, res, err, errlen) != 0) {
+    int rc = apply_cpus(tp, a->flags, &s, res, err, errlen);
+    if (rc == 0 && apply_mem(tp, a->pol, a->flags, &s, res, err, errlen) != 0) {
         /* All or nothing for the syscalls: a task whose memory policy failed
          * runs where Slurm placed it, not half-moved. */
         if (res->cpus_applied && s.have_saved)
@@ -112,7 +125,7 @@ int ngi_apply_task_sys(const ngi_sys_ops *sys, const ng_topology *topo, const ng
         rc = -1;
     }
     if (rc == 0)
-        rc = ngi_task_export_env(topo, tp, pol, s.cpus, s.mems, res, env, err, errlen);
+        rc = ngi_task_export_env(a, tp, s.cpus, s.mems, res, err, errlen);
     sets_free(&s);
     return rc;
 }

@@ -125,11 +125,14 @@ static void thread_warnings(const ng_task_plan *tp, hwloc_const_bitmap_t cpus,
     }
 }
 
-/* Thread variables, keeping values the user set unless overwrite. */
-static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
-                          hwloc_const_bitmap_t cpus, ng_apply_result *res,
-                          const ng_env_ops *env, char *err, size_t errlen)
+/* Thread variables, keeping values the user set unless overwrite; the
+ * governor's budget (adaptive) brings the governor library with it. */
+static int export_threads(const ng_apply_args *a, const ng_task_plan *tp,
+                          hwloc_const_bitmap_t cpus, ng_apply_result *res, char *err,
+                          size_t errlen)
 {
+    const ng_topology *topo = a->topo;
+    const ng_env_ops *env = a->env;
     thread_counts tc = {0, 0, 0};
     int fixed = 0;
     if (tp->n_env && (tp->env[0].flags & NG_ENV_COUNT_AUTO) && ng_topology_is_this_system(topo))
@@ -142,12 +145,15 @@ static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const
             continue;
         }
         if (v->flags & NG_ENV_BINDING) {
-            if (export_binding(topo, v, pol, cpus, res, env, err, errlen) != 0)
+            if (export_binding(topo, v, a->pol, cpus, res, env, err, errlen) != 0)
                 return -1;
             continue;
         }
         fixed = !(v->flags & NG_ENV_COUNT_AUTO);
         if (export_count(v, &tc, res, env, err, errlen) != 0)
+            return -1;
+        if ((v->flags & NG_ENV_GOVERNOR) &&
+            ngi_preload_append(a->omp_preload, env, res, err, errlen) != 0)
             return -1;
     }
     thread_warnings(tp, cpus, &tc, fixed, res);
@@ -156,12 +162,14 @@ static int export_threads(const ng_topology *topo, const ng_task_plan *tp, const
 
 /* Thread variables first, then the network variables (--net-affinity),
  * then the NUMAGUARD_* report, which always reflects what was applied. */
-int ngi_task_export_env(const ng_topology *topo, const ng_task_plan *tp, const ng_policy *pol,
-                      hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
-                      ng_apply_result *res, const ng_env_ops *env,
-                      char *err, size_t errlen)
+int ngi_task_export_env(const ng_apply_args *a, const ng_task_plan *tp,
+                        hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t mems,
+                        ng_apply_result *res, char *err, size_t errlen)
 {
-    if (export_threads(topo, tp, pol, cpus, res, env, err, errlen) != 0)
+    const ng_topology *topo = a->topo;
+    const ng_policy *pol = a->pol;
+    const ng_env_ops *env = a->env;
+    if (export_threads(a, tp, cpus, res, err, errlen) != 0)
         return -1;
     if (ngi_net_apply_env(tp->net_env, tp->n_net_env, env, res->net_kept, sizeof res->net_kept,
                          err, errlen) != 0)

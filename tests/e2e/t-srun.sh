@@ -23,7 +23,8 @@ mkdir -p "$ROOT"
 dpkg -x "$DEB" "$ROOT" 2>/dev/null
 ok $? "dpkg -x into a clean root"
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so" usr/share/man/man1/numaguard.1.gz \
+for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so" "usr/lib/$MA/numaguard/libnumaguard-omp.so" \
+         usr/share/man/man1/numaguard.1.gz \
          usr/share/man/man8/numaguard.8.gz usr/share/doc/numaguard/plugstack.conf.example; do
     [ -f "$ROOT/$f" ]
     ok $? "package holds /$f"
@@ -45,6 +46,8 @@ if command -v lintian >/dev/null 2>&1; then
 else
     ok 0 "lintian --pedantic # SKIP lintian not installed"
 fi
+is "$(strings "$ROOT/usr/lib/$MA/slurm-wlm/numaguard.so" | grep -c "^/usr/lib/$MA/numaguard/libnumaguard-omp.so$")" 1 \
+    "the plugin preloads the governor from the path the package installs it at"
 for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so"; do
     # FORTIFY: the Debian build's CPPFLAGS reached the compiler.
     chk=$(readelf --dyn-syms -W "$ROOT/$f" | grep -oE '__[a-z_]+_chk' | sort -u | tr '\n' ' ')
@@ -126,6 +129,7 @@ ok $? "make install DESTDIR PREFIX LIBDIR"
 want=$( { printf '%s\n' ./opt/ng/bin/numaguard ./opt/ng/bin/numaguard-healthcheck \
     ./opt/ng/include/numaguard.h \
     ./opt/ng/lib64/libnumaguard.a ./opt/ng/lib64/pkgconfig/numaguard.pc \
+    ./opt/ng/lib64/numaguard/libnumaguard-omp.so \
     ./opt/ng/share/man/man1/numaguard.1 ./opt/ng/share/man/man8/numaguard.8 \
     ./opt/ng/share/man/man8/numaguard-healthcheck.8 \
     ./opt/ng/slurm/numaguard.so
@@ -150,6 +154,8 @@ if command -v rpmbuild >/dev/null 2>&1; then
         "RPM requires a Slurm major-release range"
     like "$(rpm -qpl "$RDEV" 2>/dev/null | tr '\n' ' ')" "$(rpm --eval '%{_libdir}')/libnumaguard.a" \
         "RPM -devel installs into %{_libdir}"
+    like "$(rpm -qpl "$RPM" 2>/dev/null | tr '\n' ' ')" "$(rpm --eval '%{_libdir}')/numaguard/libnumaguard-omp.so" \
+        "RPM ships the governor of --omp-guard=adaptive"
 else
     ok 0 "make rpm # SKIP rpmbuild not installed"
 fi
@@ -175,6 +181,19 @@ rc=$?
 is "$rc" 255 "allowed_policies from plugstack.conf: weighted refused (exit 255)"
 like "$(cat "$NGT_OUT/j2.err")" 'numa-policy=weighted is not allowed on this cluster \(allowed: local,prefer,interleave,none\)' \
     "refusal names the allowed policies"
+
+# --omp-guard=adaptive with the installed plugin: the governor only from
+# the path the package puts it at (the package is unpacked, not installed,
+# here: where it is missing the task is told, and runs as with auto).
+gov=/usr/lib/$MA/numaguard/libnumaguard-omp.so
+ngc_wait_idle 10
+out=$(ngc_srun -n 1 --omp-guard=adaptive sh -c 'echo "PRE=${LD_PRELOAD-unset} CORES=$NUMAGUARD_OMP_CORES"' 2>"$NGT_OUT/j5.err")
+if [ -f "$gov" ]; then
+    is "$out" "PRE=$gov CORES=1" "installed plugin, --omp-guard=adaptive: the installed governor preloaded, 1 core"
+else
+    is "$out" "PRE=unset CORES=1" "installed plugin, --omp-guard=adaptive, governor not installed: no LD_PRELOAD"
+    like "$(cat "$NGT_OUT/j5.err")" "governor $gov not used \(No such file or directory\)" "... and the task is told why"
+fi
 
 # --- numaguard exec under srun (the plugin not asked for) ---
 ngc_wait_idle 10

@@ -4,7 +4,7 @@
  * printable line; ngi_thread_env never writes past @max, sets each name once,
  * gives every count variable the same decimal value, never lists OMP_PLACES,
  * ends with OMP_PROC_BIND exactly when ,bind was given, and carries the
- * force flag. */
+ * force flag (adaptive's NUMAGUARD_OMP_CORES is always overwritten). */
 #include "fuzz_common.h"
 
 static void check_env(const char *in, const ng_omp_guard *g, unsigned threads, int smt)
@@ -26,7 +26,10 @@ static void check_env(const char *in, const ng_omp_guard *g, unsigned threads, i
     for (int i = 0; i < n; i++) {
         FZ_ASSERT(memchr(out[i].name, '\0', sizeof out[i].name) &&
                   memchr(out[i].value, '\0', sizeof out[i].value), "'%s': unterminated", in);
-        FZ_ASSERT(out[i].overwrite == g->force, "'%s': overwrite %d force %d", in,
+        int gov = (out[i].flags & NG_ENV_GOVERNOR) != 0;
+        FZ_ASSERT(gov == (g->mode == NG_OMP_ADAPTIVE && !strcmp(out[i].name, "NUMAGUARD_OMP_CORES")),
+                  "'%s': %s governor flag %d", in, out[i].name, gov);
+        FZ_ASSERT(out[i].overwrite == (gov ? 1 : g->force), "'%s': overwrite %d force %d", in,
                   out[i].overwrite, g->force);
         FZ_ASSERT(strcmp(out[i].name, "OMP_PLACES") != 0, "'%s': OMP_PLACES listed", in);
         for (int j = 0; j < i; j++)
@@ -54,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = ng_omp_guard_parse(in, &g, err, sizeof err);
     FZ_ASSERT(rc == 0 || rc == -1, "rc %d", rc);
     if (rc == 0) {
-        FZ_ASSERT(g.mode <= NG_OMP_FIXED, "'%s': mode %d", in, (int)g.mode);
+        FZ_ASSERT(g.mode <= NG_OMP_ADAPTIVE, "'%s': mode %d", in, (int)g.mode);
         if (g.mode == NG_OMP_FIXED)
             FZ_ASSERT(g.nthreads >= 1 && g.nthreads <= NG_MAX_THREADS, "'%s': %u threads", in,
                       g.nthreads);

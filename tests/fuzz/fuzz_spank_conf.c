@@ -15,19 +15,19 @@ static void check_ok(const ng_spank_conf *c)
 {
     char err[512];
     FZ_ASSERT(!c->disabled, "success but disabled (%s)", c->disabled_why);
-    if (c->have_default_policy) {
+    if (c->pc.have_default_policy) {
         ng_policy pol;
-        FZ_ASSERT(memchr(c->default_policy, '\0', sizeof c->default_policy), "unterminated");
-        FZ_ASSERT(ng_policy_parse(c->default_policy, &pol, err, sizeof err) == 0,
-                  "stored default_policy '%s' does not parse: %s", c->default_policy, err);
+        FZ_ASSERT(memchr(c->pc.default_policy, '\0', sizeof c->pc.default_policy), "unterminated");
+        FZ_ASSERT(ng_policy_parse(c->pc.default_policy, &pol, err, sizeof err) == 0,
+                  "stored default_policy '%s' does not parse: %s", c->pc.default_policy, err);
         FZ_ASSERT(!(pol.mods & NG_MOD_HELP), "default_policy with help accepted");
         FZ_ASSERT(ng_spank_conf_allows(c, pol.kind), "default_policy %s not allowed",
                   ng_policy_kind_name(pol.kind));
     }
-    if (c->have_default_omp) {
+    if (c->pc.have_default_omp) {
         ng_omp_guard g;
-        FZ_ASSERT(ng_omp_guard_parse(c->default_omp, &g, err, sizeof err) == 0,
-                  "stored default_omp '%s' does not parse: %s", c->default_omp, err);
+        FZ_ASSERT(ng_omp_guard_parse(c->pc.default_omp, &g, err, sizeof err) == 0,
+                  "stored default_omp '%s' does not parse: %s", c->pc.default_omp, err);
     }
     if (c->have_thread_vars) {
         unsigned n = 0;
@@ -35,9 +35,9 @@ static void check_ok(const ng_spank_conf *c)
             n++;
         FZ_ASSERT(n >= 1 && n <= NG_MAX_ENV - 2, "%u thread vars", n);
     }
-    FZ_ASSERT(c->allowed_kinds < (1u << (NG_POLICY_NONE + 1)), "allowed bits 0x%x",
-              c->allowed_kinds);
-    const char *paths[] = {c->topology, c->fsroot, c->gres_conf};
+    FZ_ASSERT(c->pc.allowed_kinds < (1u << (NG_POLICY_NONE + 1)), "allowed bits 0x%x",
+              c->pc.allowed_kinds);
+    const char *paths[] = {c->pc.topology, c->pc.fsroot, c->pc.gres_conf};
     for (unsigned i = 0; i < 3; i++) {
         FZ_ASSERT(memchr(paths[i], '\0', PATH_MAX), "path %u unterminated", i);
         FZ_ASSERT(!paths[i][0] || paths[i][0] == '/', "relative path '%s' accepted", paths[i]);

@@ -81,6 +81,9 @@ typedef struct ng_proc_view {
     const char *thread_caps;          /**< thread-count variables set in environ,
                                            "OMP_NUM_THREADS=2 ..." (raw values) */
     int numaguard_started;            /**< NUMAGUARD_POLICY in environ */
+    int omp_runtime;                  /**< an OpenMP runtime is mapped (libgomp, libomp,
+                                           libiomp5; numa_maps): 0 when not readable */
+    int omp_governed;                 /**< --omp-guard=adaptive's governor is mapped */
     char job_id[24];                  /**< Slurm job its cgroup names (Slurm's layout,
                                            ng_inspect_list_job); "" when none: never
                                            from its environment */

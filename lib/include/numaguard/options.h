@@ -104,7 +104,12 @@ const char *ng_mem_mode_name(ng_mem_mode mode);
 typedef enum ng_omp_mode {
     NG_OMP_OFF = 0,
     NG_OMP_AUTO,    /**< threads = cores owned (PUs with smt) */
-    NG_OMP_FIXED    /**< threads = nthreads */
+    NG_OMP_FIXED,   /**< threads = nthreads */
+    /** The variables as auto sets them, plus the governor of OpenMP teams
+     *  (libnumaguard-omp.so, appended to LD_PRELOAD): outermost teams share
+     *  the task's cores among the threads that start them
+     *  (docs/omp-adaptive.md). */
+    NG_OMP_ADAPTIVE
 } ng_omp_mode;
 
 /** A parsed --omp-guard value. */
@@ -120,7 +125,7 @@ typedef struct ng_omp_guard {
     int bind;
 } ng_omp_guard;
 
-/** Parse --omp-guard: NULL or "" -> auto; "auto", "N", "off", followed by
+/** Parse --omp-guard: NULL or "" -> auto; "auto", "adaptive", "N", "off", followed by
  *  the modifiers ",force" and ",bind" (each at most once, any order; alone
  *  they mean auto,<modifier>). */
 int ng_omp_guard_parse(const char *text, ng_omp_guard *out, char *err, size_t errlen);
@@ -133,7 +138,11 @@ enum {
     NG_ENV_BINDING = 1u << 0,
     /** A thread count derived from the CPUs owned (--omp-guard=auto):
      *  ng_apply_task lowers it to a cgroup v2 cpu.max quota when smaller. */
-    NG_ENV_COUNT_AUTO = 1u << 1
+    NG_ENV_COUNT_AUTO = 1u << 1,
+    /** The governor's budget (NUMAGUARD_OMP_CORES, --omp-guard=adaptive):
+     *  ng_apply_task exports it (lowered like an auto count) and appends
+     *  the governor library to the task's LD_PRELOAD. */
+    NG_ENV_GOVERNOR = 1u << 2
 };
 
 /** One variable to set in a task (a plan's thread variables). */

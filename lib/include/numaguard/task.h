@@ -40,6 +40,8 @@ typedef struct ng_apply_result {
                                   "" if none */
     char net_kept[160];      /**< preset network variables kept (--net-affinity
                                   without force): names, " "-joined; "" if none */
+    int governor;            /**< --omp-guard=adaptive: the governor library was
+                                  appended to the task's LD_PRELOAD */
 } ng_apply_result;
 
 /** Flags for ng_apply_task(). */
@@ -66,6 +68,72 @@ int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
                   unsigned local_id, const ng_policy *pol, unsigned flags,
                   const ng_env_ops *env, ng_apply_result *res,
                   char *err, size_t errlen);
+
+/** Everything ng_apply_task_with() takes: the plan entry of one task and
+ *  how to apply it. Zero-initialise, then fill in. */
+typedef struct ng_apply_args {
+    const ng_topology *topo;
+    const ng_plan *plan;
+    unsigned local_id;          /**< the task's entry in @c plan */
+    const ng_policy *pol;
+    unsigned flags;             /**< NG_APPLY_* */
+    const ng_env_ops *env;
+    /** The governor library --omp-guard=adaptive appends to LD_PRELOAD;
+     *  NULL = ng_omp_preload_path(). Used only when it is a regular file
+     *  owned by root in directories owned by root, none of them writable
+     *  by anyone else; otherwise the task runs without it (a warning). */
+    const char *omp_preload;
+} ng_apply_args;
+
+/** ng_apply_task() with its inputs in one struct (and the governor's path). */
+int ng_apply_task_with(const ng_apply_args *args, ng_apply_result *res, char *err,
+                       size_t errlen);
+
+/** Where `make install` put the governor of --omp-guard=adaptive
+ *  (LIBDIR/libnumaguard-omp.so, fixed when the library was built). */
+const char *ng_omp_preload_path(void);
+
+/** 0 when @p path may be preloaded into a user's task: absolute, no ':'
+ *  or blank in it, a regular file (not a link) owned by root, and every
+ *  directory above it owned by root, none writable by group or others.
+ *  Else -1 with @p why naming the reason. */
+int ng_omp_preload_trusted(const char *path, char *why, size_t whylen);
+
+/** What a task got, as data: ng_task_summary() fills it from the plan
+ *  and ng_apply_task's result. An adapter corrects what it knows better
+ *  (the task's real local id, the GPUs it really has) and formats it with
+ *  ng_task_summary_format(), the verbose line. */
+typedef struct ng_task_summary {
+    int global_rank;             /**< -1: none ("task N:" instead of "rank R (local N):") */
+    unsigned local_id;
+    int gpus[NG_MAX_GPUS];       /**< topology GPU indices */
+    unsigned n_gpus;
+    char numa[NG_MAX_ARG];       /**< CPU-bearing NUMA nodes of its CPUs; "none" */
+    char cpus[NG_MAX_ARG];       /**< its CPUs; "unchanged" when the plan has none */
+    char mem[NG_MAX_ARG + 32];   /**< "mode:nodes" after fallbacks, or "none" */
+    unsigned threads;            /**< thread count exported (plan: planned); 0 none */
+    int quota_threads;           /**< the count is a cgroup cpu.max quota */
+    int governor;                /**< adaptive: the governor is preloaded */
+    char kept[160];              /**< thread variables kept ("" none) */
+    char nics[NG_MAX_ARG];       /**< its NICs ("" none) */
+    char net_kept[160];          /**< network variables kept ("" none) */
+    const char *cpu_source;      /**< "plan only", "cpus kept from the launcher",
+                                      "cpus kept from --cpu-bind" or NULL (static) */
+    int shares_cores;            /**< the plan had to let tasks share cores */
+    int gpu_remote;              /**< its GPU has no local cores here */
+    char note[160];              /**< the planner's note ("" none) */
+    char warning[256];           /**< apply's warnings ("" none) */
+} ng_task_summary;
+
+/** Fill @p out for task @p local_id of @p plan; @p res: what ng_apply_task
+ *  did (NULL: plan only). -1 when @p local_id is not in the plan. */
+int ng_task_summary_of(const ng_topology *topo, const ng_plan *plan, unsigned local_id,
+                       int global_rank, const ng_apply_result *res, ng_task_summary *out);
+
+/** The verbose line of @p s (no newline), bounded: its length, or -1 when
+ *  it was cut. @p topo names the GPUs. */
+int ng_task_summary_format(const ng_topology *topo, const ng_task_summary *s, char *buf,
+                           size_t len);
 
 /** One verbose line for a task (no newline), in the spirit of --cpu-bind=verbose,
  *  written into @p buf (bounded). @p res: what ng_apply_task did (NULL: plan

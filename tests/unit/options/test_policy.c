@@ -283,6 +283,9 @@ static const struct {
     {"4,force,bind", NG_OMP_FIXED, 4, 1, "4,force,bind", 1},
     {"bind,force", NG_OMP_AUTO, 0, 1, "auto,force,bind", 1},
     {"force,bind", NG_OMP_AUTO, 0, 1, "auto,force,bind", 1},
+    {"adaptive", NG_OMP_ADAPTIVE, 0, 0, "adaptive", 0},
+    {"adaptive,force", NG_OMP_ADAPTIVE, 0, 1, "adaptive,force", 0},
+    {"adaptive,bind,force", NG_OMP_ADAPTIVE, 0, 1, "adaptive,force,bind", 1},
 };
 
 static const struct {
@@ -301,6 +304,10 @@ static const struct {
     {"0x10", "unknown item '0x10'"},
     {"Auto", "unknown item 'Auto'"},
     {"on", "unknown item 'on'"},
+    {"Adaptive", "unknown item 'Adaptive'"},
+    {"adaptiv", "unknown item 'adaptiv'"},
+    {"adaptive,adaptive", "unknown item 'adaptive' (only force and bind may follow)"},
+    {"4,adaptive", "unknown item 'adaptive' (only force and bind may follow)"},
     {"off,force", "a modifier makes no sense"},
     {"off,bind", "a modifier makes no sense"},
     {"force,force", "'force' given twice"},
@@ -320,7 +327,7 @@ static const struct {
 
 static void test_omp(void)
 {
-    const char *forms = "auto, off, or a thread count 1-65536, optionally followed by ,force "
+    const char *forms = "auto, adaptive, off, or a thread count 1-65536, optionally followed by ,force "
                         "and/or ,bind";
     for (size_t i = 0; i < sizeof omp_valid / sizeof omp_valid[0]; i++) {
         ng_omp_guard g = {NG_OMP_OFF, 99, 7, 7}, h = {NG_OMP_OFF, 1, 1, 1};

@@ -1,0 +1,70 @@
+# --omp-guard=adaptive (issue 27): the governor of OpenMP teams,
+# libnumaguard-omp.so (preload/), preloaded into tasks. Included by the top
+# Makefile (-include mk/*.mk). docs/omp-adaptive.md.
+#
+#   make (all)       builds $(BUILD)/libnumaguard-omp.so beside the library
+#   make install     installs it as $(LIBDIR)/numaguard/libnumaguard-omp.so (a
+#                    private directory: no SONAME, not for linking), the path
+#                    compiled into the library (ng_omp_preload_path): the
+#                    plugin preloads nothing from anywhere else
+#   make tests       the OpenMP probes of its tests, gcc (libgomp) and
+#                    clang (libomp) builds: $(BUILD)/tests/omp_teams,
+#                    $(BUILD)/tests/clang/omp_teams (and omp_pool)
+#
+# The governor links libc alone (-ldl -pthread: glibc 2.34+ has them in
+# libc), exports only the OpenMP entry points it interposes
+# (preload/numaguard-omp.map; t-symbols checks) and is built with the same
+# flags as everything else, SAN=1 included.
+
+NG_OMP_PRELOAD := $(LIBDIR)/numaguard/libnumaguard-omp.so
+OMP_SRCS := $(sort $(wildcard preload/*.c))
+OMP_SO   := $(BUILD)/libnumaguard-omp.so
+OMP_CLANG ?= $(firstword $(shell command -v clang clang-14 clang-16 clang-19 2>/dev/null) clang)
+
+# The installed path, compiled into the library: nothing else is preloaded.
+# A stamp holding it rebuilds preload.o (and what links it) when LIBDIR
+# changes between `make` and `make install LIBDIR=...`.
+NG_OMP_STAMP := $(BUILD)/omp-preload.path
+$(shell mkdir -p $(BUILD) && { echo '$(NG_OMP_PRELOAD)' | cmp -s - $(NG_OMP_STAMP) || \
+    echo '$(NG_OMP_PRELOAD)' >$(NG_OMP_STAMP); })
+$(BUILD)/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELOAD)"'
+$(BUILD)/faults/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELOAD)"'
+$(BUILD)/lib/task/preload.o $(BUILD)/faults/lib/task/preload.o: $(NG_OMP_STAMP)
+
+# -fvisibility=hidden: only what the map lists (NGO_EXPORT) is exported.
+$(OMP_SO): $(OMP_SRCS) preload/gov.h preload/numaguard-omp.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC \
+	    -fvisibility=hidden $(SANFLAGS) -shared -Wl,--version-script=preload/numaguard-omp.map \
+	    -Wl,-z,defs -o $@ $(OMP_SRCS) $(LDFLAGS) -ldl -pthread
+
+all: $(OMP_SO)
+
+# clang -fopenmp links LLVM's libomp (Debian's libomp-dev).
+$(BUILD)/tests/clang/omp_%: tests/helpers/omp_%.c
+	@mkdir -p $(dir $@)
+	$(OMP_CLANG) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o $@ $<
+
+tests: $(BUILD)/tests/clang/omp_teams $(BUILD)/tests/clang/omp_pool
+
+.PHONY: install-omp uninstall-omp
+install: install-omp
+uninstall: uninstall-omp
+install-omp: $(OMP_SO)
+	install -d $(DESTDIR)$(LIBDIR)/numaguard
+	install -m 644 $(OMP_SO) $(DESTDIR)$(NG_OMP_PRELOAD)
+
+uninstall-omp:
+	rm -f $(DESTDIR)$(NG_OMP_PRELOAD)
+	-rmdir $(DESTDIR)$(LIBDIR)/numaguard 2>/dev/null
+
+# tests/omp/part.c as two shared libraries, one per runtime (two_runtimes.py).
+$(BUILD)/tests/omp/libpart_gomp.so: tests/omp/part.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fopenmp -o $@ $<
+
+$(BUILD)/tests/omp/libpart_omp.so: tests/omp/part.c
+	@mkdir -p $(dir $@)
+	$(OMP_CLANG) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fopenmp -o $@ $<
+
+tests: $(BUILD)/tests/clang/omp_fork $(BUILD)/tests/omp/libpart_gomp.so $(BUILD)/tests/omp/libpart_omp.so

@@ -1,0 +1,331 @@
+/* The governor's decision (docs/omp-adaptive.md, "The rule"):
+ *
+ *  - budget B: the task's cores, NUMAGUARD_OMP_CORES (what --omp-guard=auto
+ *    exports as OMP_NUM_THREADS), else the CPUs of the process's affinity;
+ *  - callers C: the threads that started an outermost region in the last
+ *    WINDOW_MS (a thread counts from its first region on, at once; it stops
+ *    counting when it has started none for WINDOW_MS);
+ *  - an outermost region without num_threads gets min(what the runtime
+ *    would give, max(1, B / C)), or what omp_get_max_threads() told this
+ *    thread just before, when that was more (code sizes its work by it);
+ *  - an explicit num_threads(k), or a thread's own omp_set_num_threads(k),
+ *    is kept up to B (a team the program sized itself may be waited for
+ *    by each of its k jobs: OpenBLAS's OpenMP build spins on them);
+ *  - a nested region is left alone unless the nest would run more than
+ *    the outermost caller's share (explicit: B) at once; then each inner
+ *    team is cut to max(1, share / threads already in the nest).
+ *
+ * Per region a single caller pays a coarse clock read, a few thread-local
+ * loads and two calls into the runtime (its level and its nthreads-var). */
+#include "gov.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WINDOW_MS 100      /* a caller is "recent" this long after its last region */
+#define RECOUNT_MS 10      /* how often the callers that left are taken off */
+#define SLOTS 1024         /* callers tracked one by one; more share one count */
+
+typedef struct slot {
+    _Atomic uint64_t last_ms;   /* start of its last outermost region */
+    _Atomic int owned;          /* a live thread holds it */
+    _Atomic int counted;        /* included in g_recent */
+    char pad[64 - 16];
+} slot;
+
+static slot slots[SLOTS];
+static _Atomic unsigned g_hiwater;     /* slots ever handed out */
+static _Atomic unsigned g_recent;      /* callers counted now */
+static _Atomic uint64_t g_next_recount;
+static unsigned g_budget = 1;
+static int g_debug;
+static pthread_key_t g_key;
+
+/* Per thread: its slot, what omp_get_max_threads last told it, whether it
+ * set its own count, libomp's pending num_threads clause. */
+static _Thread_local int t_slot = -1;
+static _Thread_local unsigned t_promise;
+static _Thread_local int t_own_count;
+static _Thread_local unsigned t_clause;
+
+int ngo_debug_on(void)
+{
+    return g_debug;
+}
+
+void ngo_say(const char *fmt, ...)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "numaguard-omp: [%d:%ld] ", (int)getpid(),
+                     (long)syscall(SYS_gettid));
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m >= sizeof line - (size_t)n - 1
+                                                ? sizeof line - (size_t)n - 2 : (size_t)m);
+    line[len++] = '\n';
+    int saved = errno;   /* the program's errno is not ours to change */
+    ssize_t w = write(2, line, len);
+    (void)w;
+    errno = saved;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---------------------------------------------------------------- */
+/* Callers                                                            */
+/* ---------------------------------------------------------------- */
+
+static void uncount(slot *s)
+{
+    int one = 1;
+    if (atomic_compare_exchange_strong(&s->counted, &one, 0))
+        atomic_fetch_sub(&g_recent, 1);
+}
+
+static void thread_gone(void *v)
+{
+    int i = (int)(intptr_t)v - 1;
+    if (i < 0 || i >= SLOTS)
+        return;
+    uncount(&slots[i]);
+    atomic_store(&slots[i].owned, 0);
+}
+
+static int claim_slot(void)
+{
+    for (unsigned i = 0; i < SLOTS; i++) {
+        int zero = 0;
+        if (!atomic_compare_exchange_strong(&slots[i].owned, &zero, 1))
+            continue;
+        unsigned h = atomic_load(&g_hiwater);
+        while (h < i + 1 && !atomic_compare_exchange_weak(&g_hiwater, &h, i + 1))
+            ;
+        pthread_setspecific(g_key, (void *)(intptr_t)(i + 1));
+        return (int)i;
+    }
+    return -2;   /* no slot: counted as one more caller on each of its regions */
+}
+
+/* Take off the callers whose last region is older than the window; one
+ * thread at a time, every RECOUNT_MS. */
+static void recount(uint64_t now)
+{
+    uint64_t due = atomic_load_explicit(&g_next_recount, memory_order_relaxed);
+    if (now < due || !atomic_compare_exchange_strong(&g_next_recount, &due, now + RECOUNT_MS))
+        return;
+    unsigned hi = atomic_load(&g_hiwater);
+    for (unsigned i = 0; i < hi && i < SLOTS; i++)
+        if (atomic_load_explicit(&slots[i].counted, memory_order_relaxed) &&
+            atomic_load_explicit(&slots[i].last_ms, memory_order_relaxed) + WINDOW_MS < now)
+            uncount(&slots[i]);
+}
+
+/* This thread starts an outermost region: it counts from now on. */
+static void arrive(uint64_t now)
+{
+    if (t_slot == -1)
+        t_slot = claim_slot();
+    if (t_slot < 0)
+        return;
+    slot *s = &slots[t_slot];
+    if (atomic_load_explicit(&s->last_ms, memory_order_relaxed) != now)
+        atomic_store_explicit(&s->last_ms, now, memory_order_relaxed);
+    int zero = 0;
+    if (!atomic_load_explicit(&s->counted, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&s->counted, &zero, 1))
+        atomic_fetch_add(&g_recent, 1);
+}
+
+/* The callers now; @p me: count this thread even if it has no region yet. */
+static unsigned callers(int me)
+{
+    unsigned c = atomic_load_explicit(&g_recent, memory_order_relaxed);
+    int counted = t_slot >= 0 && atomic_load_explicit(&slots[t_slot].counted, memory_order_relaxed);
+    if ((me && !counted) || t_slot == -2)
+        c++;
+    return c ? c : 1;
+}
+
+static unsigned share_of(unsigned c)
+{
+    unsigned s = g_budget / c;
+    return s ? s : 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* The decision                                                       */
+/* ---------------------------------------------------------------- */
+
+static int call_int0(const ngo_rt *rt, enum ngo_sym s, int dflt)
+{
+    return rt->fn[s] ? ((int (*)(void))rt->fn[s])() : dflt;
+}
+
+/* Nested: cut the inner team when the nest would exceed @p budget. */
+static unsigned nested(const ngo_ask *a, int level, unsigned asked, unsigned budget)
+{
+    int active = call_int0(a->rt, NGO_OMP_GET_ACTIVE_LEVEL, 0);
+    int max_active = call_int0(a->rt, NGO_OMP_GET_MAX_ACTIVE_LEVELS, 1);
+    if (active >= max_active)
+        return 0;   /* the runtime runs it with one thread anyway */
+    unsigned in_nest = 1;
+    int (*team_size)(int) = (int (*)(int))a->rt->fn[NGO_OMP_GET_TEAM_SIZE];
+    for (int l = 1; team_size && l <= level && in_nest < budget; l++) {
+        int t = team_size(l);
+        in_nest *= t > 0 ? (unsigned)t : 1u;
+    }
+    unsigned want = asked ? asked : (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
+    if ((unsigned long)in_nest * want <= budget)
+        return 0;
+    unsigned cut = budget / in_nest;
+    cut = cut ? cut : 1;
+    if (g_debug)
+        ngo_say("%s %s: nested level %d, %u threads in the nest, asked %u, budget %u -> %u",
+                a->rt->kind, a->entry, level, in_nest, want, budget, cut);
+    return cut < want ? cut : 0;
+}
+
+/* An explicit team (clause or the thread's own count): kept up to B. */
+static unsigned explicit_team(const ngo_ask *a, unsigned c)
+{
+    unsigned k = a->clause ? a->clause : (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
+    unsigned give = k > g_budget ? g_budget : k;
+    if (g_debug)
+        ngo_say("%s %s: outermost, %s %u, %u caller%s, %u cores -> %u", a->rt->kind, a->entry,
+                a->clause ? "num_threads" : "omp_set_num_threads", k, c, c == 1 ? "" : "s",
+                g_budget, give);
+    return give < k ? give : a->clause;
+}
+
+unsigned ngo_decide(const ngo_ask *a)
+{
+    int level = call_int0(a->rt, NGO_OMP_GET_LEVEL, 0);
+    uint64_t now = now_ms();
+    recount(now);
+    if (level > 0) {
+        unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0));
+        unsigned cut = nested(a, level, a->clause, budget);
+        return cut ? cut : a->clause;
+    }
+    arrive(now);
+    unsigned c = callers(1);
+    unsigned promise = t_promise;
+    t_promise = 0;
+    if (a->clause || t_own_count)
+        return explicit_team(a, c);
+    unsigned share = share_of(c);
+    unsigned icv = (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
+    unsigned give = share > promise ? share : promise;
+    give = give < icv ? give : icv;
+    if (g_debug)
+        ngo_say("%s %s: outermost, runtime would give %u, %u caller%s share %u cores%s -> %u",
+                a->rt->kind, a->entry, icv, c, c == 1 ? "" : "s", g_budget,
+                promise > share ? " (kept what omp_get_max_threads said)" : "", give);
+    return give < icv ? give : 0;
+}
+
+int ngo_max_threads(const ngo_rt *rt)
+{
+    int icv = call_int0(rt, NGO_OMP_GET_MAX_THREADS, 1);
+    if (t_own_count || icv <= 1 || call_int0(rt, NGO_OMP_GET_LEVEL, 0) > 0)
+        return icv;
+    unsigned share = share_of(callers(1));
+    unsigned give = share < (unsigned)icv ? share : (unsigned)icv;
+    t_promise = give;
+    if (g_debug && give < (unsigned)icv)
+        ngo_say("%s omp_get_max_threads: %u instead of %d (%u callers share %u cores)", rt->kind,
+                give, icv, callers(1), g_budget);
+    return (int)give;
+}
+
+int ngo_set_num_threads(int n)
+{
+    if (n > 0 && t_promise && (unsigned)n == t_promise) {
+        if (g_debug)
+            ngo_say("omp_set_num_threads(%d) echoes omp_get_max_threads: not passed on", n);
+        return 0;
+    }
+    t_own_count = n > 0;
+    if (g_debug)
+        ngo_say("omp_set_num_threads(%d): this thread's count is the program's from now on", n);
+    return 1;
+}
+
+void ngo_note_clause(int n)
+{
+    t_clause = n > 0 ? (unsigned)n : 0;
+}
+
+unsigned ngo_take_clause(void)
+{
+    unsigned k = t_clause;
+    t_clause = 0;
+    return k;
+}
+
+/* ---------------------------------------------------------------- */
+/* Start, fork                                                        */
+/* ---------------------------------------------------------------- */
+
+/* A fork's child has one thread, the one that forked: nobody else's slot
+ * is alive there, and a recount in progress in the parent never ends. */
+static void after_fork_child(void)
+{
+    for (unsigned i = 0; i < SLOTS; i++) {
+        atomic_store(&slots[i].owned, 0);
+        atomic_store(&slots[i].counted, 0);
+        atomic_store(&slots[i].last_ms, 0);
+    }
+    atomic_store(&g_hiwater, 0);
+    atomic_store(&g_recent, 0);
+    atomic_store(&g_next_recount, 0);
+    t_slot = -1;
+    t_promise = 0;
+}
+
+static unsigned budget_from_env(const char **from)
+{
+    const char *v = getenv("NUMAGUARD_OMP_CORES");
+    char *end;
+    unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+    if (n && *end == '\0' && n <= 65536) {
+        *from = "NUMAGUARD_OMP_CORES";
+        return (unsigned)n;
+    }
+    cpu_set_t set;
+    *from = "the process's CPU affinity";
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (unsigned)c : 1;
+}
+
+__attribute__((constructor)) static void ngo_init(void)
+{
+    const char *d = getenv("NUMAGUARD_OMP_DEBUG");
+    g_debug = d && *d && strcmp(d, "0") != 0;
+    const char *from = "";
+    g_budget = budget_from_env(&from);
+    pthread_key_create(&g_key, thread_gone);
+    pthread_atfork(NULL, NULL, after_fork_child);
+    if (g_debug)
+        ngo_say("governing OpenMP teams: %u cores (from %s), callers counted for %d ms",
+                g_budget, from, WINDOW_MS);
+    ngo_rt_scan_static();
+}

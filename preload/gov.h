@@ -1,0 +1,106 @@
+/* libnumaguard-omp.so, the governor of OpenMP teams that
+ * --omp-guard=adaptive preloads into a task (docs/omp-adaptive.md).
+ *
+ * It interposes the entry points compilers call to start a parallel
+ * region (libgomp's GOMP_parallel*, LLVM/Intel libomp's __kmpc_fork_call
+ * with __kmpc_push_num_threads) and omp_get_max_threads /
+ * omp_set_num_threads, and sizes each OUTERMOST team: the task's cores
+ * (NUMAGUARD_OMP_CORES) divided by the number of threads that started
+ * outermost regions recently, at least 1, at most what the runtime would
+ * have given. Everything else is forwarded to the runtime the caller was
+ * linked against, found per call site (several runtimes in one process).
+ *
+ * Internal to the preload library: every name here is hidden (ngo_*);
+ * only the interposed OpenMP symbols are exported (preload/numaguard-omp.map).
+ * The library depends on libc alone: no hwloc, no libnumaguard. */
+#ifndef NGO_GOV_H
+#define NGO_GOV_H
+
+#include <stdint.h>
+
+#define NGO_HIDDEN __attribute__((visibility("hidden")))
+#define NGO_EXPORT __attribute__((visibility("default")))
+
+/* ---- runtimes.c: the OpenMP runtime behind a call site ---- */
+
+/** The runtime's own entry points, looked up in the runtime's object. */
+enum ngo_sym {
+    /* libgomp's (also in libomp, its GOMP compatibility layer) */
+    NGO_GOMP_PARALLEL = 0,
+    NGO_GOMP_PARALLEL_START,
+    NGO_GOMP_PARALLEL_END,
+    NGO_GOMP_PARALLEL_REDUCTIONS,
+    NGO_GOMP_PARALLEL_SECTIONS,
+    NGO_GOMP_PARALLEL_SECTIONS_START,
+    NGO_GOMP_PARALLEL_LOOP_STATIC,
+    NGO_GOMP_PARALLEL_LOOP_DYNAMIC,
+    NGO_GOMP_PARALLEL_LOOP_GUIDED,
+    NGO_GOMP_PARALLEL_LOOP_RUNTIME,
+    NGO_GOMP_PARALLEL_LOOP_NONMONOTONIC_DYNAMIC,
+    NGO_GOMP_PARALLEL_LOOP_NONMONOTONIC_GUIDED,
+    NGO_GOMP_PARALLEL_LOOP_NONMONOTONIC_RUNTIME,
+    NGO_GOMP_PARALLEL_LOOP_MAYBE_NONMONOTONIC_RUNTIME,
+    NGO_GOMP_PARALLEL_LOOP_STATIC_START,
+    NGO_GOMP_PARALLEL_LOOP_DYNAMIC_START,
+    NGO_GOMP_PARALLEL_LOOP_GUIDED_START,
+    NGO_GOMP_PARALLEL_LOOP_RUNTIME_START,
+    /* libomp's */
+    NGO_KMPC_FORK_CALL,
+    NGO_KMPC_FORK_CALL_IF,
+    NGO_KMPC_PUSH_NUM_THREADS,
+    NGO_KMPC_GLOBAL_THREAD_NUM,
+    /* the OpenMP API (both) */
+    NGO_OMP_GET_MAX_THREADS,
+    NGO_OMP_SET_NUM_THREADS,
+    NGO_OMP_GET_LEVEL,
+    NGO_OMP_GET_ACTIVE_LEVEL,
+    NGO_OMP_GET_MAX_ACTIVE_LEVELS,
+    NGO_OMP_GET_TEAM_SIZE,
+    NGO_SYM_COUNT
+};
+
+typedef struct ngo_rt {
+    uintptr_t base;              /* load address of the runtime's object */
+    void *handle;                /* held open: the runtime is never unloaded under us */
+    const char *kind;            /* "libgomp", "libomp", or the object's name */
+    char name[64];               /* its file name, for messages */
+    void *fn[NGO_SYM_COUNT];     /* NULL where this runtime lacks the symbol */
+} ngo_rt;
+
+/** The runtime whose @p sym the code at return address @p site would have
+ *  called without the preload (cached per call site). Never NULL: when no
+ *  runtime defines @p sym the process is told once and exits 127, as the
+ *  dynamic linker would have for an undefined symbol. */
+NGO_HIDDEN const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym);
+/** Called once from the constructor: say (once) which loaded objects carry
+ *  an OpenMP runtime linked in statically, whose regions are not governed. */
+NGO_HIDDEN void ngo_rt_scan_static(void);
+
+/* ---- gov.c: the decision ---- */
+
+/** Requests of a region, as the caller made them. */
+typedef struct ngo_ask {
+    const ngo_rt *rt;
+    const char *entry;           /* the interposed entry point, for the debug line */
+    unsigned clause;             /* num_threads(k) of the region: k; 0 = none */
+} ngo_ask;
+
+/** The team size to request for the region @p a is about to start: 0 =
+ *  leave it to the runtime (the program's own request stands). */
+NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
+/** omp_get_max_threads() as the governor answers it. */
+NGO_HIDDEN int ngo_max_threads(const ngo_rt *rt);
+/** omp_set_num_threads(n): 1 if it must reach the runtime, 0 if it only
+ *  echoes what omp_get_max_threads told this thread (OpenBLAS does that). */
+NGO_HIDDEN int ngo_set_num_threads(int n);
+/** libomp's num_threads clause (__kmpc_push_num_threads): remembered for
+ *  the fork that follows it on this thread. */
+NGO_HIDDEN void ngo_note_clause(int n);
+/** The clause noted on this thread, cleared (0 = none). */
+NGO_HIDDEN unsigned ngo_take_clause(void);
+/** 1 when NUMAGUARD_OMP_DEBUG asks for each decision. */
+NGO_HIDDEN int ngo_debug_on(void);
+/** One line on stderr, "numaguard-omp: " first (bounded, one write). */
+NGO_HIDDEN void ngo_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,201 @@
+#!/bin/sh
+# --omp-guard=adaptive, the governor of OpenMP teams (libnumaguard-omp.so,
+# docs/omp-adaptive.md), outside Slurm: team sizes as each region reports
+# them (omp_get_num_threads) under libgomp (gcc) and LLVM's libomp (clang);
+# hang tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
+# builds in an 8-thread pool; a fork from a thread inside a region); two
+# runtimes in one process; a runtime linked in statically said once; what
+# numaguard exec puts in the environment (LD_PRELOAD appended, never
+# replaced; only a root-owned library); what the library exports; the
+# governor built with ASan+UBSan. The budget is 2 cores throughout
+# (NUMAGUARD_OMP_CORES=2, as exec exports on this 2-CPU machine).
+cd "$(dirname "$0")/../.." || exit 2
+. tests/e2e/lib.sh
+GOV=$BUILD/libnumaguard-omp.so
+[ -f "$GOV" ] || skip_all "$GOV not built (make all)"
+[ -x "$BUILD/tests/omp_teams" ] && [ -x "$BUILD/tests/clang/omp_teams" ] ||
+    skip_all "OpenMP probes not built (make tests: gcc and clang with libomp-dev)"
+unset OMP_NUM_THREADS OMP_PLACES OMP_PROC_BIND OMP_DYNAMIC OMP_MAX_ACTIVE_LEVELS LD_PRELOAD \
+    NUMAGUARD_OMP_DEBUG OPENBLAS_NUM_THREADS
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+LIMIT=${NG_OMP_HANG_LIMIT:-120}
+PY=/usr/bin/python3
+
+# gov ARGS...: ARGS under the governor with a budget of 2 cores, bounded.
+gov() { LD_PRELOAD=$GOV NUMAGUARD_OMP_CORES=2 OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$@"; }
+# lasts FILE: the last team of every caller, sorted and counted ("16x1").
+lasts() { sed -n 's/^caller [0-9]* teams .* last \([0-9]*\) ones .*/\1/p' "$1" | sort | uniq -c |
+    awk '{printf "%s%sx%s", sep, $1, $2; sep=" "}'; }
+all_of() { sed -n 's/^all \([0-9-]*\) .*/\1/p' "$1"; }
+
+for rt in gcc clang; do
+    case $rt in gcc) P=$BUILD/tests/omp_teams; lib=libgomp ;; *) P=$BUILD/tests/clang/omp_teams; lib=libomp ;; esac
+    gov "$P" 1 200 >"$T/one" 2>&1
+    is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
+    gov "$P" 16 200 >"$T/pool" 2>&1
+    # Callers count for 100 ms after their last region: on a loaded
+    # machine a thread not scheduled for that long drops out for a moment.
+    ones=$(sed -n 's/^ones \([0-9]*\) of .*/\1/p' "$T/pool")
+    ok $([ "${ones:-0}" -ge 2880 ]; echo $?) \
+        "$lib: 16 callers at once on 2 cores: teams of 1 ($ones of 3200 regions; >= 90%)"
+    most=$(awk '/^caller / && $8 * 2 > 200 {n++} END {print n + 0}' "$T/pool")
+    is "$most" 16 "$lib: ... every caller's team is 1 in most of its regions"
+    OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 16 50 >"$T/plain" 2>&1
+    is "$(lasts "$T/plain")" "16x2" "$lib: without the governor the same callers get 2 each (what it changes)"
+    gov "$P" 4 100 setnum 2 >"$T/setnum" 2>&1
+    is "$(all_of "$T/setnum")" "2-2" "$lib: 4 callers that call omp_set_num_threads(2) keep 2 each"
+    gov "$P" 4 100 setnum 1 >"$T/set1" 2>&1
+    is "$(all_of "$T/set1")" "1-1" "$lib: omp_set_num_threads(1) is kept too"
+    gov "$P" 4 100 clause 2 >"$T/clause" 2>&1
+    is "$(all_of "$T/clause")" "2-2" "$lib: num_threads(2) from 4 callers: kept (an explicit team up to the cores)"
+    gov "$P" 2 50 clause 8 >"$T/clause8" 2>&1
+    is "$(all_of "$T/clause8")" "2-2" "$lib: num_threads(8) on 2 cores: lowered to the cores"
+    gov "$P" 1 50 nested >"$T/nested" 2>&1
+    is "$(all_of "$T/nested")" "1-1" "$lib: nested teams inside a 2-thread team on 2 cores: 1 each (would oversubscribe)"
+    OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 1 50 nested >"$T/nested0" 2>&1
+    is "$(all_of "$T/nested0")" "2-2" "$lib: the same nest without the governor: 2 each"
+    gov "$P" 8 100 maxthr >"$T/maxthr" 2>&1
+    is "$(sed -n 's/^slots_missed //p' "$T/maxthr")" "0" \
+        "$lib: work sized by omp_get_max_threads() in 8 callers: every slot done (the team is what it was told)"
+    NUMAGUARD_OMP_DEBUG=1 gov "$P" 2 3 >"$T/debug" 2>&1
+    like "$(cat "$T/debug")" "^numaguard-omp: \[[0-9]+:[0-9]+\] $lib __kmpc_fork_call: outermost|^numaguard-omp: \[[0-9]+:[0-9]+\] $lib GOMP_parallel: outermost" \
+        "$lib: NUMAGUARD_OMP_DEBUG=1 prints each decision"
+    like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\)" \
+        "$lib: ... and the budget once"
+
+    # A fork from a team member inside a region; the child runs a region.
+    F=$BUILD/tests/omp_fork
+    [ $rt = clang ] && F=$BUILD/tests/clang/omp_fork
+    gov "$F" 4 50 >"$T/fork" 2>&1
+    rc=$?
+    ok $([ $rc -eq 0 ] && grep -q '^done' "$T/fork" && grep -q '^child teams [12] ' "$T/fork"; echo $?) \
+        "$lib: fork from a thread inside a region: child and parent finish (rc $rc, limit ${LIMIT}s)"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$T/fork" | tail -5
+done
+
+# Several runtimes in one process, loaded RTLD_LOCAL as Python loads
+# extension modules (a wheel's own libgomp copy, a clang-built library).
+if [ -x $PY ] && [ -f "$BUILD/tests/omp/libpart_gomp.so" ]; then
+    gov $PY tests/omp/two_runtimes.py "$BUILD/tests/omp/libpart_gomp.so" \
+        "$BUILD/tests/omp/libpart_omp.so" 8 >"$T/two" 2>&1
+    is "$(grep alone "$T/two" | tr '\n' ' ')" "gomp alone 2 omp alone 2 " \
+        "two runtimes in one process: each library alone gets both cores"
+    is "$(grep pool "$T/two" | tr '\n' ' ')" "gomp pool 1 1 1 1 1 1 1 1 omp pool 1 1 1 1 1 1 1 1 " \
+        "... and 8 threads calling each share them (libgomp and libomp, both RTLD_LOCAL)"
+else
+    skip 2 "$PY or tests/omp/libpart_*.so missing"
+fi
+
+# A runtime linked in statically: said once, not governed, not guessed.
+A=$(cc -print-file-name=libgomp.a)
+if [ -f "$A" ] && cc -fopenmp -c tests/omp/part.c -fPIC -o "$T/part.o" 2>/dev/null &&
+   printf 'int ng_part_teams(int);\nint main(void){return ng_part_teams(3) < 1;}\n' >"$T/m.c" &&
+   cc -o "$T/static" "$T/m.c" "$T/part.o" "$A" -pthread -ldl 2>/dev/null; then
+    gov "$T/static" >"$T/st.out" 2>&1
+    ok $? "a program with libgomp.a linked in runs under the governor"
+    is "$(grep -c 'linked in statically' "$T/st.out")" 1 "... which says once that its regions are not governed"
+else
+    skip 2 "no libgomp.a to link statically"
+fi
+
+# numpy in an 8-thread pool, OpenBLAS's pthreads and OpenMP builds, bounded.
+if $PY -c 'import numpy' 2>/dev/null; then
+    for b in pthread openmp; do
+        d=/usr/lib/x86_64-linux-gnu/openblas-$b
+        if [ ! -f "$d/libopenblas.so.0" ]; then
+            skip 1 "libopenblas0-$b not installed"
+            continue
+        fi
+        rounds=20
+        [ $b = pthread ] && rounds=4  # its own pool, one lock: slow on 2 cores
+        LD_LIBRARY_PATH=$d gov $PY tests/omp/np_pool.py 8 $rounds 192 >"$T/np.$b" 2>&1
+        rc=$?
+        ok $([ $rc -eq 0 ] && grep -q '^ok bad=0' "$T/np.$b"; echo $?) \
+            "numpy + OpenBLAS $b build, 8 threads x $rounds rounds: finishes with right products (rc $rc, limit ${LIMIT}s)"
+        [ $rc -eq 0 ] || tail -3 "$T/np.$b" | sed 's/^/#   /'
+    done
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp NUMAGUARD_OMP_DEBUG=1 \
+        gov $PY tests/omp/np_pool.py 4 1 192 >"$T/np.dbg" 2>&1
+    like "$(cat "$T/np.dbg")" "omp_get_max_threads: 1 instead of 2" \
+        "OpenBLAS's OpenMP build in the pool is told 1 thread (it sizes its jobs by omp_get_max_threads)"
+else
+    skip 3 "python3-numpy not installed"
+fi
+
+# numaguard check names the fix where it sees nested pools, and not where
+# the governor already runs.
+if [ -x $PY ] && [ -f "$BUILD/tests/omp/libpart_gomp.so" ]; then
+    PIDS=""
+    start nest env OMP_NUM_THREADS=2 $PY tests/omp/nest_pool.py "$BUILD/tests/omp/libpart_gomp.so" 4
+    sleep 1
+    out=$("$NG" check --pid "$PID_nest" 2>&1)
+    like "$out" "warning: [0-9]+ threads for [0-9]+ core\(s\) with an OpenMP runtime loaded: several threads each run an OpenMP team \(nested pools\)\? --omp-guard=adaptive shares the cores among them" \
+        "check: 8 threads each running an OpenMP team: names --omp-guard=adaptive"
+    wait "$PID_nest" 2>/dev/null
+    start gnest "$NG" exec --numa-policy=none --omp-guard=adaptive -- $PY tests/omp/nest_pool.py \
+        "$BUILD/tests/omp/libpart_gomp.so" 4
+    sleep 1
+    out=$("$NG" check --pid "$PID_gnest" 2>&1)
+    unlike "$out" "nested pools" "check: the same pools under the governor: no such advice"
+    wait "$PID_gnest" 2>/dev/null
+else
+    skip 2 "$PY or tests/omp/libpart_gomp.so missing"
+fi
+
+# numaguard exec: the variables, LD_PRELOAD appended to the user's.
+out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$NG" exec --numa-policy=none --omp-guard=adaptive -- \
+      sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"; echo "CORES=$NUMAGUARD_OMP_CORES"; echo "OMP=$OMP_NUM_THREADS"' 2>&1)
+n=$(nproc)
+is "$(val "$out" LD_PRELOAD)" "/lib/x86_64-linux-gnu/libm.so.6:$GOV" \
+    "exec --omp-guard=adaptive: the governor appended to the user's LD_PRELOAD (build tree: beside the binary)"
+is "$(val "$out" CORES)/$(val "$out" OMP)" "$n/$n" "... NUMAGUARD_OMP_CORES and OMP_NUM_THREADS as auto sets it ($n)"
+out=$(LD_PRELOAD=$GOV "$NG" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"')
+is "$(val "$out" LD_PRELOAD)" "$GOV" "... not added twice"
+out=$("$NG" exec --numa-policy=none --omp-guard=adaptive --verbose -- true 2>&1)
+like "$out" "threads $n \(adaptive: teams shared by their callers\)" "... the verbose line says adaptive"
+out=$("$NG" exec --omp-guard=adaptive --dry-run)
+like "$out" "^env +LD_PRELOAD=$GOV" "--dry-run lists LD_PRELOAD"
+# A governor root does not own (or in a directory others may write) is never added.
+mkdir -p "$T/bin" && cp "$NG" "$GOV" "$T/bin/" && chmod 755 "$T/bin" "$T"
+if [ "$(id -u)" -eq 0 ] && [ ! -f /usr/local/lib/numaguard/libnumaguard-omp.so ]; then
+    chown 65534 "$T/bin/libnumaguard-omp.so"
+    out=$("$T/bin/numaguard" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=${LD_PRELOAD-unset}"' 2>&1)
+    is "$(val "$out" LD_PRELOAD)" "unset" "a governor owned by uid 65534: not preloaded"
+    like "$out" "governor .*libnumaguard-omp.so not used \(not owned by root, or writable by others\)" "... and said why"
+    chown 0 "$T/bin/libnumaguard-omp.so" && chmod 775 "$T/bin"
+    out=$("$T/bin/numaguard" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=${LD_PRELOAD-unset}"' 2>&1)
+    like "$out" "not used \(directory $T/bin is not root's alone\)" "a group-writable directory above it: not preloaded"
+else
+    skip 3 "needs root, and no governor installed at /usr/local/lib"
+fi
+
+# What the library exports: the entry points it governs, nothing else; it
+# needs libc alone.
+syms=$(nm -D --defined-only "$GOV" | awk '{print $3}' | sort | tr '\n' ' ')
+want=$(sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' preload/numaguard-omp.map | sort | tr '\n' ' ')
+is "$syms" "$want" "libnumaguard-omp.so exports exactly preload/numaguard-omp.map ($(echo $want | wc -w) symbols)"
+writable=$(nm -D --defined-only "$GOV" | awk '$2 ~ /^[BDbdGgSsVv]$/')
+is "$writable" "" "... no data"
+needed=$(objdump -p "$GOV" | awk '/NEEDED/ {print $2}' | grep -v -E '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux.*)$' | tr '\n' ' ')
+is "$needed" "" "... and needs no library but libc's"
+
+# ASan+UBSan: the governor built with them, the team probes run under it.
+SAN=$T/san.so
+if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address,undefined \
+      -fno-sanitize-recover=all -fno-omit-frame-pointer -shared \
+      -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
+    asan=$(cc -print-file-name=libasan.so)
+    for P in "$BUILD/tests/omp_teams" "$BUILD/tests/clang/omp_teams"; do
+        ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 \
+            LD_PRELOAD="$asan $SAN" NUMAGUARD_OMP_CORES=2 timeout -k 5 "$LIMIT" "$P" 8 50 >"$T/san.out" 2>&1
+        rc=$?
+        ok $([ $rc -eq 0 ] && ! grep -qE 'runtime error|Sanitizer' "$T/san.out"; echo $?) \
+            "$(basename "$(dirname "$P")")/omp_teams 8 callers under the ASan+UBSan governor: clean (rc $rc)"
+        [ $rc -eq 0 ] || grep -E 'runtime error|ERROR' "$T/san.out" | head -3 | sed 's/^/#   /'
+    done
+else
+    skip 2 "cannot build the governor with ASan+UBSan"
+    sed 's/^/#   /' "$T/san.err" | head -3
+fi
+done_testing
