@@ -170,7 +170,7 @@ mkdir -p "$T/bin"
 } >"$T/bin/scontrol"
 chmod 755 "$T/bin/scontrol"
 SPATH=$T/bin:$PATH
-PATH=$SPATH "$NG" check --job 4242001 --json >"$T/j1.json" 2>"$T/j1.err"
+PATH=$SPATH "$NG" check --local --job 4242001 --json >"$T/j1.json" 2>"$T/j1.err"
 is "$?:$(s "$T/j1.json" '[p["pid"] for p in ps]')" "0:[$PID_job1]" \
    "--job ID: the process Slurm's record names, not the other exporting SLURM_JOB_ID=4242001"
 is "$(cat "$T/j1.err")" "numaguard: check: no cgroup on this node names job 4242001 (proctrack without cgroups?): its processes from Slurm's record (scontrol listpids 4242001)" \
@@ -178,14 +178,14 @@ is "$(cat "$T/j1.err")" "numaguard: check: no cgroup on this node names job 4242
 is "$(s "$T/j1.json" '(D["job"], D["membership"], [p["job_id"] for p in ps])')" \
    "('4242001', 'scontrol listpids', [''])" \
    "--job json: the job, the membership's source; no job_id from the environment"
-PATH=$SPATH SLURM_JOB_ID=4242001 "$NG" check --job --json >"$T/j2.json" 2>/dev/null
-is "$(s "$T/j2.json" 'len(ps)'):$(PATH=$SPATH "$NG" check --job=4242001 --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
+PATH=$SPATH SLURM_JOB_ID=4242001 "$NG" check --local --job --json >"$T/j2.json" 2>/dev/null
+is "$(s "$T/j2.json" 'len(ps)'):$(PATH=$SPATH "$NG" check --local --job=4242001 --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
    "1:1" "--job without ID (SLURM_JOB_ID) and --job=ID: the same one"
-PATH=/nonexistent "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+PATH=/nonexistent "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: cannot run scontrol: No such file or directory): cannot tell job 4242001's processes" \
    "--job without cgroups and without scontrol: exit 1, nothing guessed"
 stop job1 job2
-PATH=$SPATH "$NG" check --job 4242999 >/dev/null 2>"$T/e"
+PATH=$SPATH "$NG" check --local --job 4242999 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242999: Job 4242999 does not exist on this node): cannot tell job 4242999's processes" \
    "--job of no process here: exit 1"
 # A scontrol that never answers (slurmd down): check is bounded (10 s),
@@ -193,7 +193,7 @@ is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (
 mkdir -p "$T/hang"
 printf '#!/bin/sh\necho "$$" >"%s/hang/pid"\nsleep 300\n' "$T" >"$T/hang/scontrol"
 chmod 755 "$T/hang/scontrol"
-PATH=$T/hang:$PATH "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+PATH=$T/hang:$PATH "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: scontrol did not answer within 10 s (killed with its process group)): cannot tell job 4242001's processes" \
    "--job with a scontrol that hangs: exit 1 after the 10 s bound"
 hung=$(cat "$T/hang/pid" 2>/dev/null)
@@ -215,7 +215,7 @@ sed 's/^/#   /' "$T/m.txt"
 is "$(grep '^  gpus' "$T/m.txt")" \
    "  gpus     0000:cb:00.0 (CUDA_VISIBLE_DEVICES, one entry per rank: local rank 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK); numa 7) 0.0% of memory there" \
    "text: the rank's GPU and the rule that chose it"
-is "$(grep '^  rank' "$T/m.txt")" "  rank     local 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK)" "text: the launcher rank"
+is "$(grep '^  rank' "$T/m.txt")" "  rank     local 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK), task 2 of the job" "text: the launcher rank (local, and global: OMPI_COMM_WORLD_RANK)"
 is "$(j "$T/m.json" '(d["gpus"],d["gpu_source"],d["launcher"])')" \
    "(['0000:cb:00.0'], 'CUDA_VISIBLE_DEVICES', {'local_rank': 2, 'local_size': 4, 'source': 'OMPI_COMM_WORLD_LOCAL_RANK'})" \
    "Open MPI local rank 2 of 4 with CUDA_VISIBLE_DEVICES=0,1,2,3: GPU 2 only"
