@@ -353,4 +353,46 @@ is "$?:$(cat "$T/e")" "1:numaguard: check: no process $gone" "exited process: ex
 "$NG" check --pid "$PID_bound" --all-mine 2>/dev/null
 is "$?" 2 "--pid with --all-mine: exit 2"
 
+# --- the whole job's report from saved answers (--replay: no Slurm) ---
+# What each node answered is checked before it is used: a cut-short
+# answer is that node's failure, a picture with a script is left out.
+R=$T/replay
+mkdir -p "$R"
+svg='<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"40\" height=\"20\" viewBox=\"0 0 40 20\"><defs><pattern id=\"piled\" width=\"5\" height=\"5\"/></defs><rect class=\"pu\" width=\"4\" height=\"4\" fill=\"url(#piled)\"/><text x=\"1\" y=\"9\">slurm_script &amp;</text></svg>\n'
+proc() { printf '{"pid":%s,"comm":"%s","cpus":"%s","global_rank":%s,"mem_policy_text":"bind:0","gpus":[],"nic_vars":"","threads":2,"runnable":1,"oversubscribed":false}' "$@"; }
+printf '{"job":"7","processes":[%s,%s],"summary":{},"svg":"%s"}' "$(proc 11 a 0 1)" "$(proc 10 b 1 0)" "$svg" >"$R/n1.json"
+printf '{"job":"7","processes":[%s],"summary":{},"svg":"%s"}' "$(proc 20 c 0 2)" \
+    "$(printf '%s' "$svg" | sed 's|<text|<script>x</script><text|')" >"$R/n2.json"
+printf '{"job":"7","processes":[%s' "$(proc 30 d 0 3)" >"$R/n3.json"
+"$NG" check --job 7 --replay "$R" --json >"$T/r.json" 2>"$T/r.err"
+rc=$?
+is "$rc:$(python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); print([(n["name"], n["status"], [p["pid"] for p in n.get("report", {}).get("processes", [])]) for n in D["nodes"]])' "$T/r.json")" \
+    "1:[('n1', 'ok', [11, 10]), ('n2', 'ok', [20]), ('n3', 'failed', [])]" \
+    "--replay --json: each node's report embedded as it came; a cut-short one is that node's failure (exit 1)"
+is "$(cat "$T/r.err")" "numaguard: check: job 7: node n3: failed: its answer (120 bytes) is not a numaguard check report" \
+    "the node whose answer is not a report is named on stderr"
+"$NG" check --job 7 --replay "$R" --svg - >"$T/r.svg" 2>/dev/null
+is "$(python3 - "$T/r.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+out = []
+for g in root.findall(S + "g"):
+    chips = [int(r.get("data-task")) for r in g.iter(S + "rect") if r.get("class") == "task-chip"]
+    ids = [e.get("id") for e in g.iter() if e.get("id")]
+    out.append((g.get("data-node-name"), g.get("data-picture"), chips, ids, any(e.tag == S + "script" for e in root.iter())))
+print(out)
+PY
+)" "[('n1', 'yes', [0, 1], ['p0-piled'], False), ('n2', 'no', [2], [], False), ('n3', 'no', [], [], False)]" \
+    "--replay --svg: tasks in rank order, ids prefixed per panel; a picture with a script left out; no script anywhere"
+"$NG" check --job 7 --replay "$R" >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: --replay DIR goes with --job ID and --json or --svg" "--replay without --json or --svg: exit 2"
+"$NG" check --local --all-mine >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: --local goes with --job" "--local without --job: exit 2"
+"$NG" check --job 7 --timeout 0 >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: invalid --timeout '0': expected a whole number from 1 to 3600" "--timeout 0: exit 2"
+PATH=/nonexistent "$NG" check --job 7 >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "1:numaguard: check: cannot run scontrol: not on PATH (no Slurm client here?) (--local: this node alone, without asking Slurm)" \
+    "--job without the Slurm client: exit 1, says so and names --local"
+
 done_testing
