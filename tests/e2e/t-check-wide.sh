@@ -156,8 +156,22 @@ is "$(grep -c "^numaguard: check: job $JOB: node ng2: no answer: did not answer 
 is "$(sj "$NGT_OUT/stopped.json" 'sorted(p["global_rank"] for p in N["ng1"]["report"]["processes"])')" "[0, 1]" \
     "ng1's report is still there"
 
+# The tasks end with the job (Slurm kills them); any still there after 20 s
+# (a slurmd just woken from SIGSTOP may miss the kill: seen once under
+# load) are killed here by pid, so that nothing of uid 65534 outlives the
+# suite (t-cli's check --all-mine as that user expects none).
+tasks=$(sj "$NGT_OUT/root.json" '" ".join(str(p["pid"]) for n in D["nodes"] for p in n.get("report", {}).get("processes", []))')
 scancel "$JOB"
 wait "$SRUN" 2>/dev/null
+left=$tasks
+for ((i = 0; i < 200 && ${#left} > 0; i++)); do
+    sleep 0.1
+    left=$(for p in $tasks; do [ -d /proc/$p ] && echo "$p"; done | tr '\n' ' ' | sed 's/ $//')
+done
+if [ -n "$left" ]; then
+    echo "# tasks still running 20 s after scancel (killed here): $left"
+    kill -KILL $left 2>/dev/null
+fi
 ngc_wait_idle 30
 is "$(ngc_node_states)" idle "nodes idle afterwards"
 ngt_done
