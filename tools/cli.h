@@ -24,6 +24,26 @@ void json_bool(json_out *j, const char *key, int value);
 /* An array of OS indices from a bitmap. */
 void json_index_array(json_out *j, const char *key, hwloc_const_bitmap_t set);
 
+/* Write a JSON value given as text (checked by the caller with json_valid). */
+void json_raw(json_out *j, const char *key, const char *text, size_t len);
+
+/* ---- JSON reader (json_read.c): syntax check and lookups, no tree ---- */
+typedef struct json_span {
+    const char *p;     /* the value's raw text */
+    size_t len;
+} json_span;
+/* 0 when @p text is exactly one valid JSON value (whitespace around it
+ * allowed; depth at most 64); *doc is that value. */
+int json_valid(const char *text, size_t len, json_span *doc);
+/* In a valid object: the value of @p key (first one). 0 or -1. */
+int json_member(json_span obj, const char *key, json_span *out);
+/* In a valid array: element @p i. 0 or -1. */
+int json_element(json_span arr, unsigned i, json_span *out);
+/* A valid string value decoded (UTF-8, malloc'd), or NULL. */
+char *json_string_dup(json_span v);
+/* A valid integer value. 0 or -1. */
+int json_number(json_span v, long long *out);
+
 /* ---- options common to every subcommand ---- */
 typedef struct common_opts {
     const char *topology;   /* --topology FILE */
@@ -89,6 +109,9 @@ int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+/* check --job ID without --local: every node of the job (cmd_check_job.c). */
+int cmd_check_job(const char *job_id, const common_opts *o, int threads, unsigned timeout_s,
+                  unsigned parallel, const char *replay);
 int cmd_doctor(int argc, char **argv);
 
 #endif

@@ -108,6 +108,12 @@ void json_bool(json_out *j, const char *key, int value)
     fputs(value ? "true" : "false", j->f);
 }
 
+void json_raw(json_out *j, const char *key, const char *text, size_t len)
+{
+    sep(j, key);
+    fwrite(text, 1, len, j->f);
+}
+
 void json_index_array(json_out *j, const char *key, hwloc_const_bitmap_t set)
 {
     json_begin_array(j, key);

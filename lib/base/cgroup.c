@@ -1,7 +1,8 @@
 /* What a process's cgroups say, read under fsroot like the rest of the
- * library: its Slurm job (the job_<id> level of Slurm's own layout: cgroup
+ * library: its Slurm job (the job level of Slurm's own layout: cgroup
  * v1 /slurm[_NODE]/uid_U/job_ID/..., v2 [/system.slice]/[NODE_]slurmstepd.scope/
- * job_ID/...), the CPUs its cpuset
+ * job_ID/... or, Slurm 26.05's default, .../slurmstepd.scope/<SLUID>/...),
+ * the CPUs its cpuset
  * cgroup allows (the job's or step's CPUs under Slurm's task/cgroup), and
  * its cgroup v2 CPU quota (cpu.max). One parser of /proc/PID/cgroup serves
  * all three: `check` (lib/inspect/) and --omp-guard (lib/task/task_env.c). */
@@ -59,13 +60,64 @@ static int numbered(const char *c, size_t n, const char *pfx, char *id, size_t i
     return 0;
 }
 
+/* 1 if @p c (length @p n) is a SLUID as Slurm prints it (print_sluid):
+ * 's' and 13 characters of Crockford's base32, upper case. */
+static int is_sluid(const char *c, size_t n)
+{
+    static const char b32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    if (n != NGI_SLUID_LEN || c[0] != 's')
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!strchr(b32, c[i]) || c[i] == '\0')
+            return 0;
+    return 1;
+}
+
+/* The v2 job level: job_ID (before 26.05, and with CgroupJobIdPaths=yes)
+ * or the job's SLUID (26.05's default: "Slurm cgroup/v2 paths are now
+ * constructed using the SLUID instead of the numeric job id"). */
+int ngi_is_sluid(const char *s)
+{
+    return is_sluid(s, strlen(s));
+}
+
+static int v2_job_level(const char *c, size_t n, char *id, size_t len)
+{
+    if (numbered(c, n, "job_", id, len) == 0)
+        return 0;
+    if (!is_sluid(c, n) || n >= len)
+        return -1;
+    memcpy(id, c, n);
+    id[n] = '\0';
+    return 0;
+}
+
 /* The job of one cgroup line's path, only where Slurm itself puts a job:
  * v1 (task/cgroup, proctrack/cgroup, in each controller's hierarchy)
- * /slurm[_NODE]/uid_U/job_ID/..., v2 [/system.slice]/[NODE_]slurmstepd.scope/
- * job_ID/.... Those top levels are root's; below job_ID the job's user may
- * create cgroups (named job_OTHER too), so only that position counts, and
- * a path with ".." (a cgroup outside the reader's namespace) none. */
-static int job_of_path(const char *path, int v2, char *id, size_t len)
+ * /slurm[_NODE]/uid_U/job_ID/... (26.05 too: its SLUID paths are v2's
+ * only), v2 [/system.slice]/[NODE_]slurmstepd.scope/job_ID|SLUID/....
+ * Those top levels are root's; below the job level the job's user may
+ * create cgroups (named job_OTHER or like a SLUID too), so only that
+ * position counts, and a path with ".." (a cgroup outside the reader's
+ * namespace) none. */
+/* The step level right below the job level @p k of @p path: "step_X"
+ * (X: 0, batch, extern, interactive, ...) into @p step; "" when none. */
+static void step_below(const char *path, unsigned k, char *step, size_t len)
+{
+    const char *c;
+    size_t n;
+    if (!step)
+        return;
+    step[0] = '\0';
+    if (component(path, k + 1, &c, &n) == 0 && has_prefix(c, n, "step_") && n > 5 &&
+        n - 5 < len) {
+        memcpy(step, c + 5, n - 5);
+        step[n - 5] = '\0';
+    }
+}
+
+static int job_of_path(const char *path, int v2, char *id, size_t len, char *step,
+                       size_t steplen)
 {
     const char *c;
     size_t n;
@@ -78,16 +130,19 @@ static int job_of_path(const char *path, int v2, char *id, size_t len)
         if (!is(c, n, "slurm") && !has_prefix(c, n, "slurm_"))
             return -1;
         if (component(path, 1, &u, &un) < 0 || numbered(u, un, "uid_", uid, sizeof uid) < 0 ||
-            component(path, 2, &c, &n) < 0)
+            component(path, 2, &c, &n) < 0 || numbered(c, n, "job_", id, len) < 0)
             return -1;
-        return numbered(c, n, "job_", id, len);
+        step_below(path, 2, step, steplen);
+        return 0;
     }
     unsigned k = is(c, n, "system.slice") ? 1 : 0;
     if (k && component(path, 1, &c, &n) < 0)
         return -1;
-    if (!has_suffix(c, n, "slurmstepd.scope") || component(path, k + 1, &c, &n) < 0)
+    if (!has_suffix(c, n, "slurmstepd.scope") || component(path, k + 1, &c, &n) < 0 ||
+        v2_job_level(c, n, id, len) < 0)
         return -1;
-    return numbered(c, n, "job_", id, len);
+    step_below(path, k + 1, step, steplen);
+    return 0;
 }
 
 /* Which line names the job when several do: the v2 line, then v1
@@ -103,27 +158,38 @@ static int line_rank(const char *ctrls)
     return 3;
 }
 
-int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len)
+int ngi_cgroup_job_step(const char *fsroot, int pid, char *id, size_t len, char *step,
+                        size_t steplen)
 {
-    char buf[CGROUP_MAX], *save = NULL, best[24];
+    char buf[CGROUP_MAX], *save = NULL, best[NGI_JOB_ID_MAX], best_step[32] = "";
     int best_rank = 99;
     if (ngi_read_pid_file(fsroot, pid, "cgroup", buf, sizeof buf) < 0)
         return -1;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, got[24];
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, got[NGI_JOB_ID_MAX];
+        char got_step[32];
         if (!c2)
             continue;
         *c2 = '\0';
         int rank = line_rank(c1 + 1);
-        if (rank < best_rank && job_of_path(c2 + 1, rank == 0, got, sizeof got) == 0) {
+        if (rank < best_rank &&
+            job_of_path(c2 + 1, rank == 0, got, sizeof got, got_step, sizeof got_step) == 0) {
             best_rank = rank;
             memcpy(best, got, sizeof got);
+            memcpy(best_step, got_step, sizeof got_step);
         }
     }
     if (best_rank == 99 || strlen(best) >= len)
         return -1;
     memcpy(id, best, strlen(best) + 1);
+    if (step)
+        ngi_strlcpy(step, best_step, steplen);
     return 0;
+}
+
+int ngi_cgroup_job(const char *fsroot, int pid, char *id, size_t len)
+{
+    return ngi_cgroup_job_step(fsroot, pid, id, len, NULL, 0);
 }
 
 /* 1 if the comma list @p ctrls names controller @p name. */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -384,4 +385,271 @@ void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len)
         snprintf(buf, len, "exit status %d", res->exit_status);
     else
         snprintf(buf, len, "exit status 0");
+}
+
+/* ---- several commands at once (check --job: one srun per node) ---- */
+
+/* How long a command that overran its time gets between SIGTERM and
+ * SIGKILL: srun cancels its step on SIGTERM (slurmctld then forgets it);
+ * past this it is killed with its group anyway. */
+#define TERM_GRACE_MS 1000
+
+/* Kill a command of ngi_run_many with its process group and reap it. An
+ * srun's step lives under slurmd, not here: its group is all there is to
+ * end on this host (srun itself forwards the kill to its step). */
+static int many_kill(pid_t pid)
+{
+    int status = 0;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return status;
+}
+
+/* The caller's environment without the variables that would steer a
+ * nested srun into another job's shape (SLURM_*, SRUN_*: a check run
+ * inside a job step carries its SLURM_NTASKS, SLURM_CPU_BIND, ...);
+ * SLURM_CONF stays (which cluster). LC_ALL=C as for every command. */
+static char **clean_env(void)
+{
+    char **env = child_env();
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; env[i]; i++) {
+        const char *e = env[i];
+        int drop = (strncmp(e, "SLURM_", 6) == 0 && strncmp(e, "SLURM_CONF=", 11) != 0) ||
+                   strncmp(e, "SRUN_", 5) == 0;
+        if (!drop)
+            env[k++] = env[i];
+    }
+    env[k] = NULL;
+    return env;
+}
+
+typedef struct many_state {
+    pid_t pid;
+    int fd[2];                  /* stdout, stderr; -1 once at EOF */
+    unsigned long long t0, deadline, kill_at;
+    int started, done;
+} many_state;
+
+static void many_read(ngi_many *c, many_state *s, int which, size_t max)
+{
+    char buf[4096];
+    ssize_t n = read(s->fd[which], buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(s->fd[which]);
+        s->fd[which] = -1;
+        return;
+    }
+    char *dst = which ? c->err : c->res.out;
+    size_t *len = which ? &c->err_len : &c->res.len;
+    size_t take = (size_t)n;
+    if (*len + take > max) {
+        take = max - *len;
+        if (!which && !c->res.too_big && !c->res.timed_out) {
+            c->res.too_big = 1;
+            s->kill_at = now_ms();   /* an output bound overrun ends it at once */
+        }
+    }
+    memcpy(dst + *len, buf, take);
+    *len += take;
+    dst[*len] = '\0';
+}
+
+static int many_start(ngi_many *c, many_state *s, char **env, int nullfd, unsigned timeout_ms)
+{
+    char prog[PATH_MAX];
+    int o[2] = {-1, -1}, e[2] = {-1, -1};
+    s->fd[0] = s->fd[1] = -1;
+    s->started = 1;
+    if (ngi_find_program(c->argv[0], prog, sizeof prog) < 0) {
+        c->res.not_found = 1;
+        return s->done = 1, -1;
+    }
+    if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0) {
+        for (int i = 0; i < 2; i++)
+            if (o[i] >= 0)
+                close(o[i]);
+        return s->done = 1, -1;
+    }
+    s->t0 = now_ms();
+    s->deadline = s->t0 + timeout_ms;
+    gid_t groups[64];
+    unsigned ng = c->ngroups < 64 ? c->ngroups : 64;
+    for (unsigned i = 0; i < ng; i++)
+        groups[i] = (gid_t)c->groups[i];
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (dup2(nullfd, 0) < 0 || dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
+            _exit(127);
+        /* Root running a command as a job's owner: every id dropped, or
+         * nothing runs. */
+        if (c->as_user && (setgroups(ng, groups) < 0 || setgid((gid_t)c->gid) < 0 ||
+                           setuid((uid_t)c->uid) < 0 || setuid(0) == 0)) {
+            static const char msg[] = "cannot take the job owner's user id\n";
+            (void)!write(2, msg, sizeof msg - 1);
+            _exit(126);
+        }
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        execve(prog, c->argv, env);
+        _exit(127);
+    }
+    close(o[1]);
+    close(e[1]);
+    if (pid < 0) {
+        close(o[0]);
+        close(e[0]);
+        return s->done = 1, -1;
+    }
+    setpgid(pid, pid);
+    s->pid = pid;
+    s->fd[0] = o[0];
+    s->fd[1] = e[0];
+    return 0;
+}
+
+/* Past its deadline (or its output bound): SIGTERM to the group, then,
+ * TERM_GRACE_MS later, SIGKILL. Returns 1 once it has been reaped. */
+static int many_tick(ngi_many *c, many_state *s, unsigned long long t)
+{
+    if (s->fd[0] < 0 && s->fd[1] < 0) {
+        int status;
+        pid_t w = waitpid(s->pid, &status, WNOHANG);
+        if (w == s->pid) {
+            kill(-s->pid, SIGKILL);   /* leftovers of its group */
+            if (!c->res.timed_out && !c->res.too_big && WIFEXITED(status))
+                c->res.exit_status = WEXITSTATUS(status);
+            c->res.ms = (unsigned)(t - s->t0);
+            return 1;
+        }
+    }
+    if (!s->kill_at && t >= s->deadline) {
+        c->res.timed_out = 1;
+        s->kill_at = t + TERM_GRACE_MS;
+        kill(-s->pid, SIGTERM);
+    }
+    if (s->kill_at && t >= s->kill_at) {
+        c->res.ms = (unsigned)(t - s->t0);
+        for (int i = 0; i < 2; i++)
+            if (s->fd[i] >= 0) {
+                close(s->fd[i]);
+                s->fd[i] = -1;
+            }
+        many_kill(s->pid);
+        return 1;
+    }
+    return 0;
+}
+
+/* The next moment something must happen (a deadline, a kill), capped at
+ * 50 ms while some command has closed its output but not exited. */
+static int many_wait_ms(const many_state *st, unsigned n, unsigned long long t)
+{
+    unsigned long long next = t + 1000;
+    for (unsigned i = 0; i < n; i++) {
+        const many_state *s = &st[i];
+        if (!s->started || s->done)
+            continue;
+        unsigned long long at = s->kill_at ? s->kill_at : s->deadline;
+        if (at < next)
+            next = at;
+        if (s->fd[0] < 0 && s->fd[1] < 0 && t + 50 < next)
+            next = t + 50;
+    }
+    return next > t ? (int)(next - t) : 0;
+}
+
+int ngi_run_many(ngi_many *cmds, unsigned n, unsigned parallel, unsigned timeout_ms,
+                 size_t max_out, size_t max_err)
+{
+    many_state *st = calloc(n ? n : 1, sizeof *st);
+    struct pollfd *pfd = calloc(2 * (size_t)(parallel ? parallel : 1), sizeof *pfd);
+    many_state **who = calloc(2 * (size_t)(parallel ? parallel : 1), sizeof *who);
+    char **env = clean_env();
+    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC), rc = 0;
+    for (unsigned i = 0; i < n; i++) {
+        memset(&cmds[i].res, 0, sizeof cmds[i].res);
+        cmds[i].res.exit_status = -1;
+        cmds[i].res.limit_ms = timeout_ms;
+        cmds[i].res.out = malloc(max_out + 1);
+        cmds[i].err = malloc(max_err + 1);
+        cmds[i].err_len = 0;
+        if (cmds[i].res.out)
+            cmds[i].res.out[0] = '\0';
+        if (cmds[i].err)
+            cmds[i].err[0] = '\0';
+        if (!cmds[i].res.out || !cmds[i].err)
+            rc = -1;
+    }
+    if (!st || !pfd || !who || !env || nullfd < 0 || !parallel || rc < 0) {
+        rc = -1;
+        goto out;
+    }
+    for (unsigned next = 0, running = 0, finished = 0; finished < n;) {
+        while (running < parallel && next < n) {
+            if (many_start(&cmds[next], &st[next], env, nullfd, timeout_ms) == 0)
+                running++;
+            else
+                finished++;
+            next++;
+        }
+        unsigned long long t = now_ms();
+        nfds_t np = 0;
+        for (unsigned i = 0; i < next; i++)
+            for (int k = 0; k < 2 && !st[i].done; k++)
+                if (st[i].fd[k] >= 0) {
+                    pfd[np] = (struct pollfd){.fd = st[i].fd[k], .events = POLLIN};
+                    who[np++] = &st[i];
+                }
+        int pr = poll(pfd, np, many_wait_ms(st, next, t));
+        if (pr < 0 && errno != EINTR) {
+            rc = -1;
+            break;
+        }
+        for (nfds_t k = 0; pr > 0 && k < np; k++)
+            if (pfd[k].revents) {
+                many_state *s = who[k];
+                ngi_many *c = &cmds[s - st];
+                many_read(c, s, pfd[k].fd == s->fd[0] ? 0 : 1, pfd[k].fd == s->fd[0] ? max_out : max_err);
+            }
+        t = now_ms();
+        for (unsigned i = 0; i < next; i++)
+            if (st[i].started && !st[i].done && st[i].pid > 0 && many_tick(&cmds[i], &st[i], t)) {
+                st[i].done = 1;
+                running--;
+                finished++;
+            }
+    }
+out:
+    /* On an error midway, nothing is left running. */
+    for (unsigned i = 0; st && i < n; i++)
+        if (st[i].started && !st[i].done && st[i].pid > 0) {
+            for (int k = 0; k < 2; k++)
+                if (st[i].fd[k] >= 0)
+                    close(st[i].fd[k]);
+            many_kill(st[i].pid);
+        }
+    if (nullfd >= 0)
+        close(nullfd);
+    free(env);
+    free(who);
+    free(pfd);
+    free(st);
+    return rc;
+}
+
+void ngi_many_free(ngi_many *cmds, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        ngi_cmd_free(&cmds[i].res);
+        free(cmds[i].err);
+        cmds[i].err = NULL;
+    }
 }

@@ -59,3 +59,27 @@ void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p)
     }
     p->v.numaguard_started = ngi_env_block_get(blk, len, "NUMAGUARD_POLICY") != NULL;
 }
+
+/* The variables that choose a task's NICs (those --net-affinity sets,
+ * lib/plan/netaff.c, and NCCL's interface list). */
+static const char *const nic_vars[] = {"UCX_NET_DEVICES", "NCCL_IB_HCA", "NVSHMEM_HCA_LIST",
+                                       "OMPI_MCA_btl_openib_if_include", "NCCL_SOCKET_IFNAME",
+                                       NULL};
+
+void ngi_environ_nic_vars(const char *blk, size_t len, ngi_proc *p)
+{
+    char *out = p->v.nic_vars;
+    size_t used = 0, cap = sizeof p->v.nic_vars;
+    out[0] = '\0';
+    for (const char *const *v = nic_vars; *v; v++) {
+        const char *val = ngi_env_block_get(blk, len, *v);
+        if (!val)
+            continue;
+        int w = snprintf(out + used, cap - used, "%s%s=%.64s", used ? " " : "", *v, val);
+        if (w < 0 || (size_t)w >= cap - used) {
+            out[used] = '\0';
+            break;
+        }
+        used += (size_t)w;
+    }
+}

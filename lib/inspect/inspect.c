@@ -16,19 +16,37 @@ static unsigned long long bytes_on(const ngi_proc *p, hwloc_const_bitmap_t nodes
     return sum;
 }
 
+/* The job its cgroup names; its environment's SLURM_JOB_ID is its own
+ * claim, not membership (ng_inspect_list_job). A SLUID cgroup's job number
+ * is what Slurm's slurmstepd there serves (the map, made once per
+ * inspection and only when some process has a SLUID cgroup). */
+static void read_job(const char *fsroot, ngi_proc *p, ngi_sluid_map **map)
+{
+    char id[NGI_JOB_ID_MAX];
+    if (ngi_cgroup_job(fsroot, p->v.pid, id, sizeof id) < 0)
+        return;
+    if (id[0] != 's') {
+        ngi_strlcpy(p->v.job_id, id, sizeof p->v.job_id);
+        return;
+    }
+    ngi_strlcpy(p->v.sluid, id, sizeof p->v.sluid);
+    if (!*map && (*map = calloc(1, sizeof **map)) != NULL)
+        ngi_sluid_map_build(fsroot, *map);
+    const char *job = *map ? ngi_sluid_map_job(*map, id) : NULL;
+    if (job)
+        ngi_strlcpy(p->v.job_id, job, sizeof p->v.job_id);
+}
+
 static void read_environment(const ng_topology *topo, const char *fsroot, ngi_proc *p)
 {
     size_t len = 0;
     char *blk = ngi_environ_read(fsroot, p->v.pid, &len);
-    /* The job its cgroup names; its environment's SLURM_JOB_ID is its own
-     * claim, not membership (ng_inspect_list_job). */
-    if (ngi_cgroup_job(fsroot, p->v.pid, p->v.job_id, sizeof p->v.job_id) < 0)
-        p->v.job_id[0] = '\0';
     if (!blk) {
         ngi_strlcpy(p->v.gpu_source, "environ unreadable", sizeof p->v.gpu_source);
         return;
     }
     ngi_environ_thread_caps(blk, len, p);
+    ngi_environ_nic_vars(blk, len, p);
     ngi_inspect_gpus(topo, fsroot, blk, len, p);
     free(blk);
     for (unsigned i = 0; i < p->v.n_gpus; i++) {
@@ -38,7 +56,8 @@ static void read_environment(const ng_topology *topo, const char *fsroot, ngi_pr
     }
 }
 
-static void inspect_one(const ng_topology *topo, const char *fsroot, ngi_proc *p)
+static void inspect_one(const ng_topology *topo, const char *fsroot, ngi_proc *p,
+                        ngi_sluid_map **map)
 {
     if (ngi_proc_read_status(fsroot, p) < 0) {
         p->v.gone = 1;
@@ -50,6 +69,7 @@ static void inspect_one(const ng_topology *topo, const char *fsroot, ngi_proc *p
     ngi_proc_read_threads(fsroot, p);
     ngi_proc_count_cores(topo, fsroot, p);
     ngi_proc_read_numa_maps(fsroot, p);
+    read_job(fsroot, p, map);
     read_environment(topo, fsroot, p);
     p->v.cpu_local_bytes = bytes_on(p, p->cpu_nodes);
     p->v.gpu_local_bytes = bytes_on(p, p->gpu_nodes);
@@ -61,7 +81,7 @@ static int proc_init(ngi_proc *p, int pid)
     memset(p, 0, sizeof *p);
     p->v.pid = pid;
     p->v.mem_policy = "unknown";
-    p->v.local_rank = p->v.local_size = -1;
+    p->v.local_rank = p->v.local_size = p->v.global_rank = -1;
     ngi_strlcpy(p->v.gpu_source, "none", sizeof p->v.gpu_source);
     p->cpus = hwloc_bitmap_alloc();
     p->cpu_nodes = hwloc_bitmap_alloc();
@@ -115,13 +135,15 @@ int ng_inspect(const ng_topology *topo, const char *fsroot, const int *pids, uns
         free(ins);
         return ngi_fail(err, errlen, "out of memory");
     }
+    ngi_sluid_map *map = NULL;
     for (unsigned i = 0; i < n; i++, ins->n_procs++) {
         ngi_proc *p = &ins->procs[i];
         if (proc_init(p, pids[i]) < 0)
             break;
-        inspect_one(topo, fsroot, p);
+        inspect_one(topo, fsroot, p, &map);
         proc_publish(p);
     }
+    free(map);
     if (ins->n_procs < n || ngi_judge_all(topo, ins) < 0) {
         ng_inspection_free(ins);
         return ngi_fail(err, errlen, "out of memory");

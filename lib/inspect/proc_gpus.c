@@ -47,6 +47,7 @@ static void read_rank(const ng_env_view *view, ngi_proc *p, ng_local_rank *lr)
         lr->source = NULL;
         return;
     }
+    p->v.global_rank = lr->global_rank;
     if (!lr->source)
         return;
     p->v.local_rank = (int)lr->rank;

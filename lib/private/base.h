@@ -121,4 +121,30 @@ void ngi_cmd_free(ngi_cmd *res);
 /** One line for a finding: "did not answer within 10 s (killed)", "exit 3". */
 void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len);
 
+/** One of several commands run at once (ngi_run_many). */
+typedef struct ngi_many {
+    char *const *argv;   /**< in: argv[0] looked up with ngi_find_program */
+    int as_user;         /**< in: 1: run it as uid/gid/groups below (the caller is root) */
+    unsigned uid, gid;
+    unsigned ngroups;
+    const unsigned *groups;
+    ngi_cmd res;         /**< out: stdout in res.out, how it ended */
+    char *err;           /**< out: its stderr (NUL-terminated, malloc'd) */
+    size_t err_len;
+} ngi_many;
+/** Run @p n commands, at most @p parallel at a time, each in its own
+ *  process group with stdin /dev/null, stdout and stderr read through
+ *  pipes (at most @p max_out / @p max_err bytes kept; past @p max_out it
+ *  is ended), each bounded by @p timeout_ms from its own start: past it
+ *  the group gets SIGTERM (srun cancels its step), 1 s later SIGKILL, and
+ *  is reaped; nothing is waited for longer. With as_user, the child sets
+ *  its groups, gid and uid before exec (and is not run if that fails). Environment: the caller's
+ *  without SLURM_* (but SLURM_CONF) and SRUN_* variables, LC_ALL=C.
+ *  0 when every command was handled (see each res: not_found, timed_out,
+ *  too_big, exit_status), -1 on no memory or a poll failure (nothing is
+ *  left running). Free with ngi_many_free. Not thread-safe (forks). */
+int ngi_run_many(ngi_many *cmds, unsigned n, unsigned parallel, unsigned timeout_ms,
+                 size_t max_out, size_t max_err);
+void ngi_many_free(ngi_many *cmds, unsigned n);
+
 #endif

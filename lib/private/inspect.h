@@ -56,6 +56,25 @@ int ngi_proc_owner(const char *fsroot, int pid, unsigned *uid, char *user, size_
 /** @p uid's user name into @p user ("" if the passwd database has none). */
 void ngi_user_name(unsigned uid, char *user, size_t len);
 
+/** The jobs of a node's SLUID cgroups (Slurm 26.05's default v2 layout):
+ *  each pair from Slurm's own slurmstepd in such a cgroup (root's, its
+ *  executable slurmstepd) and the job number of its title
+ *  ("slurmstepd: [77.0]"). Never from a process's environment. */
+#define NGI_SLUID_MAP_MAX 256
+typedef struct ngi_sluid_pair {
+    char sluid[NGI_JOB_ID_MAX];
+    char job[NGI_JOB_ID_MAX];
+} ngi_sluid_pair;
+typedef struct ngi_sluid_map {
+    unsigned n;
+    ngi_sluid_pair pair[NGI_SLUID_MAP_MAX];
+} ngi_sluid_map;
+/** Scan fsroot/proc for Slurm's slurmstepd of SLUID cgroups (map->n = 0
+ *  when none, or when /proc shows root's processes to nobody: hidepid). */
+void ngi_sluid_map_build(const char *fsroot, ngi_sluid_map *map);
+/** The job number of @p sluid, or NULL when the map has none. */
+const char *ngi_sluid_map_job(const ngi_sluid_map *map, const char *sluid);
+
 /* ---- proc.c: one process from /proc (each fills its part of @p p) ---- */
 /** The real uid on a status "Uid:" line's value ("real effective saved
  *  fs"); -1 when it does not start with one. */
@@ -84,6 +103,8 @@ const char *ngi_env_block_get(const char *blk, size_t len, const char *name);
 char *ngi_environ_read(const char *fsroot, int pid, size_t *len);
 /** The thread-count variables set in the block ("OMP_NUM_THREADS=2 ..."). */
 void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p);
+/** The NIC-selection variables set in the block (v.nic_vars). */
+void ngi_environ_nic_vars(const char *blk, size_t len, ngi_proc *p);
 
 /** Cores of @p topo with a PU in @p set (PUs when the topology has no cores). */
 unsigned ngi_set_cores(const ng_topology *topo, hwloc_const_bitmap_t set);

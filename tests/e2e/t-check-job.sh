@@ -50,9 +50,9 @@ sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); s=D["summary
 # --- both ranks bound to CPU 0 ---
 run_job piled map_cpu:0,0
 ok $([ -n "$JOB" ] && [ "$(grep -c ready "$NGT_OUT/piled")" -eq 2 ]; echo $?) "job $JOB: 2 ranks running"
-"$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/piled.json"
+"$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/piled.json"
 rc=$?
-"$NGT_CLI" check --job "$JOB" >"$NGT_OUT/piled.txt"
+"$NGT_CLI" check --local --job "$JOB" >"$NGT_OUT/piled.txt"
 end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,0):"
 sed 's/^/#   /' "$NGT_OUT/piled.txt"
@@ -70,8 +70,8 @@ is "$(sj "$NGT_OUT/piled.json" '[(c["cpu"],c["bound"]) for c in s["cpus"] if c["
 
 # --- one rank per CPU ---
 run_job spread map_cpu:0,1
-"$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/spread.json"
-"$NGT_CLI" check --job "$JOB" >"$NGT_OUT/spread.txt"
+"$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/spread.json"
+"$NGT_CLI" check --local --job "$JOB" >"$NGT_OUT/spread.txt"
 end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,1):"
 sed -n '/^summary/,$p' "$NGT_OUT/spread.txt" | sed 's/^/#   /'
@@ -103,8 +103,8 @@ time.sleep(30)' >"$out" 2>&1 &
     setpriv --reuid=65534 --regid=65534 --clear-groups env SLURM_JOB_ID="$JOB" sleep 60 &
     fake=$!
     sleep 0.2
-    "$NGT_CLI" check --job "$JOB" --json >"$out.json" 2>"$out.err"
-    "$NGT_CLI" check --job "$JOB" >"$out.txt" 2>&1
+    "$NGT_CLI" check --local --job "$JOB" --json >"$out.json" 2>"$out.err"
+    "$NGT_CLI" check --local --job "$JOB" >"$out.txt" 2>&1
     local stepd
     stepd=$(for d in /proc/[0-9]*; do [ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] &&
         [ "$(stat -c %u "$d")" = 0 ] && readlink "$d/exe" | grep -q '/slurmstepd' && echo "${d#/proc/}"; done | tr '\n' ' ')
@@ -137,10 +137,10 @@ if command -v setpriv >/dev/null 2>&1; then
     RUN_CMD=(env "CUDA_VISIBLE_DEVICES=$(printf 'GPU-\033[2J\033[H\nroot# fake')" "$UDIR/$evil")
     run_job evil map_cpu:0,1 setpriv --reuid=$U --regid=$U --clear-groups
     RUN_CMD=()
-    "$NGT_CLI" check --topology "$NGT_TOPO/xe8640-4xh100-spr8480-snc4.xml" --job "$JOB" \
+    "$NGT_CLI" check --local --topology "$NGT_TOPO/xe8640-4xh100-spr8480-snc4.xml" --job "$JOB" \
         >"$NGT_OUT/evil.txt" 2>&1
     rc=$?
-    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/evil.json"
+    "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/evil.json"
     end_job
     echo "# root: numaguard check --job $JOB (job of uid $U, escape sequences in comm and environ):"
     sed 's/^/#   /' "$NGT_OUT/evil.txt"
@@ -169,7 +169,7 @@ if [ -n "$cgv" ]; then
     RUN_CMD=(env -u SLURM_JOB_ID "$HELPER")
     run_job cg map_cpu:0,1
     RUN_CMD=()
-    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/cg.json"
+    "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/cg.json"
     end_job
     is "$(sj "$NGT_OUT/cg.json" '[(p["comm"],p["cpus"],p["job_id"],p["bound"]) for p in ps]')" \
         "[('ng_threads', '0', '$JOB', True), ('ng_threads', '1', '$JOB', True)]" \
@@ -198,7 +198,7 @@ if [ -n "$cgv" ]; then
         sleep 1
     done
     JOB=$(squeue -h -o %i | head -1)
-    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/one.json"
+    "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/one.json"
     end_job
     is "$(sj "$NGT_OUT/one.json" '[(p["cpus"] == p["allowed_cpus"], len(p["cpus"]) == 1, p["bound"]) for p in ps]')" \
         "[(True, True, False)]" "srun -n 1 -c 1: allowed CPUs = the 1-CPU step cpuset, the task is not bound"
@@ -211,8 +211,8 @@ if [ -n "$cgv" ]; then
         sleep 0.05
         i=$((i + 1))
     done
-    "$NGT_CLI" check --job "$JOB" --json >"$NGT_OUT/batch.json"
-    "$NGT_CLI" check --job "$JOB" >"$NGT_OUT/batch.txt"
+    "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/batch.json"
+    "$NGT_CLI" check --local --job "$JOB" >"$NGT_OUT/batch.txt"
     scancel "$JOB"
     echo "# numaguard check --job $JOB (sbatch -n 2 --wrap 'srun -n 2 ...', task/cgroup):"
     grep -E '^pid|^  (cpus|job)|^summary|^  (overlap|warning)' "$NGT_OUT/batch.txt" | sed 's/^/#   /'

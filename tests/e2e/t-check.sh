@@ -170,7 +170,7 @@ mkdir -p "$T/bin"
 } >"$T/bin/scontrol"
 chmod 755 "$T/bin/scontrol"
 SPATH=$T/bin:$PATH
-PATH=$SPATH "$NG" check --job 4242001 --json >"$T/j1.json" 2>"$T/j1.err"
+PATH=$SPATH "$NG" check --local --job 4242001 --json >"$T/j1.json" 2>"$T/j1.err"
 is "$?:$(s "$T/j1.json" '[p["pid"] for p in ps]')" "0:[$PID_job1]" \
    "--job ID: the process Slurm's record names, not the other exporting SLURM_JOB_ID=4242001"
 is "$(cat "$T/j1.err")" "numaguard: check: no cgroup on this node names job 4242001 (proctrack without cgroups?): its processes from Slurm's record (scontrol listpids 4242001)" \
@@ -178,14 +178,14 @@ is "$(cat "$T/j1.err")" "numaguard: check: no cgroup on this node names job 4242
 is "$(s "$T/j1.json" '(D["job"], D["membership"], [p["job_id"] for p in ps])')" \
    "('4242001', 'scontrol listpids', [''])" \
    "--job json: the job, the membership's source; no job_id from the environment"
-PATH=$SPATH SLURM_JOB_ID=4242001 "$NG" check --job --json >"$T/j2.json" 2>/dev/null
-is "$(s "$T/j2.json" 'len(ps)'):$(PATH=$SPATH "$NG" check --job=4242001 --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
+PATH=$SPATH SLURM_JOB_ID=4242001 "$NG" check --local --job --json >"$T/j2.json" 2>/dev/null
+is "$(s "$T/j2.json" 'len(ps)'):$(PATH=$SPATH "$NG" check --local --job=4242001 --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')" \
    "1:1" "--job without ID (SLURM_JOB_ID) and --job=ID: the same one"
-PATH=/nonexistent "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+PATH=/nonexistent "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: cannot run scontrol: No such file or directory): cannot tell job 4242001's processes" \
    "--job without cgroups and without scontrol: exit 1, nothing guessed"
 stop job1 job2
-PATH=$SPATH "$NG" check --job 4242999 >/dev/null 2>"$T/e"
+PATH=$SPATH "$NG" check --local --job 4242999 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242999: Job 4242999 does not exist on this node): cannot tell job 4242999's processes" \
    "--job of no process here: exit 1"
 # A scontrol that never answers (slurmd down): check is bounded (10 s),
@@ -193,7 +193,7 @@ is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (
 mkdir -p "$T/hang"
 printf '#!/bin/sh\necho "$$" >"%s/hang/pid"\nsleep 300\n' "$T" >"$T/hang/scontrol"
 chmod 755 "$T/hang/scontrol"
-PATH=$T/hang:$PATH "$NG" check --job 4242001 >/dev/null 2>"$T/e"
+PATH=$T/hang:$PATH "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: scontrol did not answer within 10 s (killed with its process group)): cannot tell job 4242001's processes" \
    "--job with a scontrol that hangs: exit 1 after the 10 s bound"
 hung=$(cat "$T/hang/pid" 2>/dev/null)
@@ -215,7 +215,7 @@ sed 's/^/#   /' "$T/m.txt"
 is "$(grep '^  gpus' "$T/m.txt")" \
    "  gpus     0000:cb:00.0 (CUDA_VISIBLE_DEVICES, one entry per rank: local rank 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK); numa 7) 0.0% of memory there" \
    "text: the rank's GPU and the rule that chose it"
-is "$(grep '^  rank' "$T/m.txt")" "  rank     local 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK)" "text: the launcher rank"
+is "$(grep '^  rank' "$T/m.txt")" "  rank     local 2 of 4 (OMPI_COMM_WORLD_LOCAL_RANK), task 2 of the job" "text: the launcher rank (local, and global: OMPI_COMM_WORLD_RANK)"
 is "$(j "$T/m.json" '(d["gpus"],d["gpu_source"],d["launcher"])')" \
    "(['0000:cb:00.0'], 'CUDA_VISIBLE_DEVICES', {'local_rank': 2, 'local_size': 4, 'source': 'OMPI_COMM_WORLD_LOCAL_RANK'})" \
    "Open MPI local rank 2 of 4 with CUDA_VISIBLE_DEVICES=0,1,2,3: GPU 2 only"
@@ -352,5 +352,47 @@ gone=$(sh -c 'echo $$')
 is "$?:$(cat "$T/e")" "1:numaguard: check: no process $gone" "exited process: exit 1"
 "$NG" check --pid "$PID_bound" --all-mine 2>/dev/null
 is "$?" 2 "--pid with --all-mine: exit 2"
+
+# --- the whole job's report from saved answers (--replay: no Slurm) ---
+# What each node answered is checked before it is used: a cut-short
+# answer is that node's failure, a picture with a script is left out.
+R=$T/replay
+mkdir -p "$R"
+svg='<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"40\" height=\"20\" viewBox=\"0 0 40 20\"><defs><pattern id=\"piled\" width=\"5\" height=\"5\"/></defs><rect class=\"pu\" width=\"4\" height=\"4\" fill=\"url(#piled)\"/><text x=\"1\" y=\"9\">slurm_script &amp;</text></svg>\n'
+proc() { printf '{"pid":%s,"comm":"%s","cpus":"%s","global_rank":%s,"mem_policy_text":"bind:0","gpus":[],"nic_vars":"","threads":2,"runnable":1,"oversubscribed":false}' "$@"; }
+printf '{"job":"7","processes":[%s,%s],"summary":{},"svg":"%s"}' "$(proc 11 a 0 1)" "$(proc 10 b 1 0)" "$svg" >"$R/n1.json"
+printf '{"job":"7","processes":[%s],"summary":{},"svg":"%s"}' "$(proc 20 c 0 2)" \
+    "$(printf '%s' "$svg" | sed 's|<text|<script>x</script><text|')" >"$R/n2.json"
+printf '{"job":"7","processes":[%s' "$(proc 30 d 0 3)" >"$R/n3.json"
+"$NG" check --job 7 --replay "$R" --json >"$T/r.json" 2>"$T/r.err"
+rc=$?
+is "$rc:$(python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); print([(n["name"], n["status"], [p["pid"] for p in n.get("report", {}).get("processes", [])]) for n in D["nodes"]])' "$T/r.json")" \
+    "1:[('n1', 'ok', [11, 10]), ('n2', 'ok', [20]), ('n3', 'failed', [])]" \
+    "--replay --json: each node's report embedded as it came; a cut-short one is that node's failure (exit 1)"
+like "$(cat "$T/r.err")" '^numaguard: check: job 7: node n3: failed: its answer \([0-9]+ bytes\) is not a numaguard check report$' \
+    "the node whose answer is not a report is named on stderr"
+"$NG" check --job 7 --replay "$R" --svg - >"$T/r.svg" 2>/dev/null
+is "$(python3 - "$T/r.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+out = []
+for g in root.findall(S + "g"):
+    chips = [int(r.get("data-task")) for r in g.iter(S + "rect") if r.get("class") == "task-chip"]
+    ids = [e.get("id") for e in g.iter() if e.get("id")]
+    out.append((g.get("data-node-name"), g.get("data-picture"), chips, ids, any(e.tag == S + "script" for e in root.iter())))
+print(out)
+PY
+)" "[('n1', 'yes', [0, 1], ['p0-piled'], False), ('n2', 'no', [2], [], False), ('n3', 'no', [], [], False)]" \
+    "--replay --svg: tasks in rank order, ids prefixed per panel; a picture with a script left out; no script anywhere"
+"$NG" check --job 7 --replay "$R" >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: --replay DIR goes with --job ID and --json or --svg" "--replay without --json or --svg: exit 2"
+"$NG" check --local --all-mine >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: --local goes with --job" "--local without --job: exit 2"
+"$NG" check --job 7 --timeout 0 >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "2:numaguard: check: invalid --timeout '0': expected a whole number from 1 to 3600" "--timeout 0: exit 2"
+PATH=/nonexistent "$NG" check --job 7 >/dev/null 2>"$T/e"
+is "$?:$(cat "$T/e")" "1:numaguard: check: cannot run scontrol: not on PATH (no Slurm client here?) (--local: this node alone, without asking Slurm)" \
+    "--job without the Slurm client: exit 1, says so and names --local"
 
 done_testing

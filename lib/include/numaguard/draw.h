@@ -87,6 +87,33 @@ int ng_draw_svg(const ng_topology *topo, const ng_draw_request *req, FILE *out, 
 int ng_draw_map(const ng_topology *topo, const ng_draw_request *req, FILE *out, char *err,
                 size_t errlen);
 
+/** One node of a job-wide picture (ng_draw_svg_job). */
+typedef struct ng_draw_panel {
+    const char *name;          /**< the node's name (any bytes: escaped) */
+    const char *note;          /**< one line beside it ("4 processes", "did not answer
+                                    within 30 s"); NULL none. Escaped. */
+    const char *svg;           /**< its picture: a document ng_draw_svg wrote (on that
+                                    node), or NULL (a band alone) */
+    size_t svg_len;
+    unsigned n_tasks;          /**< its tasks: one chip and line each */
+    const int *task_ranks;     /**< their global ranks (the chip's colour and number;
+                                    -1: not a rank, grey) */
+    const char *const *task_labels; /**< one line per task; may be NULL. Escaped. */
+} ng_draw_panel;
+
+/**
+ * Write one SVG 1.1 document of a whole job to @p out: the title and
+ * subtitle, then per panel a band with the node's name, its note and its
+ * tasks (a chip in the task's colour, the colour of its global rank, so
+ * the same in every panel), then the node's own picture nested below it.
+ * A picture that is not what ng_draw_svg writes (other bytes than
+ * printable ASCII, elements it never writes, an href, an event or style
+ * attribute) is left out and the band says so. Returns 0, or -1 with one
+ * line in @p err.
+ */
+int ng_draw_svg_job(const char *title, const char *subtitle, const ng_draw_panel *panels,
+                    unsigned n, FILE *out, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

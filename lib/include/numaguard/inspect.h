@@ -84,9 +84,19 @@ typedef struct ng_proc_view {
     int omp_runtime;                  /**< an OpenMP runtime is mapped (libgomp, libomp,
                                            libiomp5; numa_maps): 0 when not readable */
     int omp_governed;                 /**< --omp-guard=adaptive's governor is mapped */
-    char job_id[24];                  /**< Slurm job its cgroup names (Slurm's layout,
-                                           ng_inspect_list_job); "" when none: never
-                                           from its environment */
+    char job_id[24];                  /**< Slurm job number its cgroup names (Slurm's
+                                           layout, ng_inspect_list_job; for a SLUID
+                                           cgroup the number Slurm's slurmstepd there
+                                           serves); "" when none: never from its
+                                           environment */
+    char sluid[16];                   /**< the SLUID its cgroup is named by (Slurm
+                                           26.05's default cgroup v2 layout), else "" */
+    int global_rank;                  /**< RANK / OMPI_COMM_WORLD_RANK / PMI_RANK /
+                                           SLURM_PROCID from its environment (a label:
+                                           the process's own claim); -1 unknown */
+    char nic_vars[256];               /**< network-selection variables set in its
+                                           environment ("UCX_NET_DEVICES=mlx5_0:1 ...",
+                                           raw values, each cut to 64 bytes); "" none */
     unsigned uid;                     /**< owner: the real uid (status Uid:) */
     char user[64];                    /**< the owner's name ("" when the uid has none;
                                            raw bytes from the passwd database) */
@@ -123,6 +133,11 @@ int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
  *  (proctrack/linuxproc or pgid without task/cgroup, or no process of it
  *  runs here): the kernel cannot tell; ask Slurm (ng_inspect_list_job_record). */
 #define NG_INSPECT_NO_JOB_CGROUPS 1
+/** ng_inspect_list_job() found no process of the job, and some process here
+ *  is in a SLUID-named job cgroup (Slurm 26.05's cgroup v2) whose job number
+ *  no visible slurmstepd tells (/proc mounted hidepid): ask Slurm for the
+ *  job's SLUID (ng_slurm_job_query) and list by it. */
+#define NG_INSPECT_UNKNOWN_SLUIDS 2
 
 /** Processes of Slurm job @p job_id (digits), from the kernel alone: those
  *  whose /proc/PID/cgroup puts them in the job in Slurm's own layout (the
@@ -131,15 +146,23 @@ int ng_inspect_list_user(const char *fsroot, unsigned uid, int skip_pid,
  *  below it, not a path with ".."). Never from a process's environment
  *  (anybody can export SLURM_JOB_ID). Slurm's own slurmstepd (root's, its
  *  executable slurmstepd: a process merely named so is listed), kernel
- *  threads and @p skip_pid left out. Returns 0 (*n > 0),
- *  NG_INSPECT_NO_JOB_CGROUPS (*n = 0) when no process here is in the job's
- *  cgroup, -1 (err) for a malformed id or an unreadable /proc. */
+ *  threads and @p skip_pid left out. @p job_id may also be a SLUID
+ *  ("sEKNKTV3WPV500"): the processes of the cgroup named so. A job number
+ *  finds a SLUID-named cgroup (Slurm 26.05's default cgroup v2 layout,
+ *  [/system.slice]/[NODE_]slurmstepd.scope/SLUID/...) through Slurm's own
+ *  slurmstepd in it: root's, its executable slurmstepd, its title
+ *  "slurmstepd: [JOB.STEP]". Returns 0 (*n > 0),
+ *  NG_INSPECT_NO_JOB_CGROUPS or NG_INSPECT_UNKNOWN_SLUIDS (*n = 0) when no
+ *  process here is in the job's cgroup, -1 (err) for a malformed id or an
+ *  unreadable /proc. */
 int ng_inspect_list_job(const char *fsroot, const char *job_id, int skip_pid,
                         int *pids, unsigned max, unsigned *n, char *err, size_t errlen);
 
 /** Slurm's record of job @p job_id's processes on this node: the output
- *  of `scontrol listpids JOB` (scontrol from PATH, run as the caller with
- *  LC_ALL=C and stdin /dev/null) into @p buf (at most @p len - 1 bytes,
+ *  of `scontrol listpids JOB [NODE]` (scontrol from PATH, run as the caller
+ *  with LC_ALL=C and stdin /dev/null; NODE is SLURMD_NODENAME of the
+ *  caller's environment when set, i.e. inside a step: a host with several
+ *  slurmd needs it) into @p buf (at most @p len - 1 bytes,
  *  NUL added). The command is killed with its process group after
  *  @p timeout_ms or past @p len - 1 bytes, so a slurmd that does not answer
  *  cannot hang the caller. 0 when scontrol exited 0; -1 with @p err: a
@@ -156,6 +179,80 @@ int ng_inspect_slurm_record(const char *job_id, unsigned timeout_ms, char *buf, 
 int ng_inspect_list_job_record(const char *fsroot, const char *job_id, const char *record,
                                int skip_pid, int *pids, unsigned max, unsigned *n,
                                char *err, size_t errlen);
+
+/** Leave out of @p pids (@p n of job @p job_id's processes) those of step
+ *  @p step ("0", "batch", ...): the step of each is its cgroup's step level
+ *  (step_X right below the job's), or, with @p record (what
+ *  ng_inspect_list_job_record read), its STEPID there. Used by the
+ *  job-wide check for its own step. Returns how many are left (kept in
+ *  order). */
+unsigned ng_inspect_drop_step(const char *fsroot, const char *job_id, const char *step,
+                              const char *record, int *pids, unsigned n);
+
+/* ---- a whole job, from any host with the Slurm client (lib/inspect/job.c) ---- */
+
+/** Most nodes of a job ng_slurm_job_query takes; longest node name. */
+#define NG_JOB_MAX_NODES 16384
+#define NG_NODE_NAME_MAX 128
+
+/** A running Slurm job as `scontrol -d show job` reports it. */
+typedef struct ng_slurm_job {
+    char job_id[24];              /**< the number asked for */
+    char sluid[16];               /**< its SLUID (Slurm 26.05+), "" before */
+    unsigned uid;                 /**< its owner (UserId=name(uid)) */
+    char state[32];               /**< JobState (RUNNING) */
+    char *nodelist;               /**< NodeList as Slurm writes it ("ng[1-2]") */
+    unsigned n_nodes;             /**< its nodes, expanded, in Slurm's order */
+    char (*nodes)[NG_NODE_NAME_MAX];
+} ng_slurm_job;
+
+/** Ask Slurm about job @p job_id (digits): `scontrol -d show job ID` from
+ *  PATH, run as the caller, killed with its process group after
+ *  @p timeout_ms. Each fact is read from its own line, once (a record with
+ *  a key twice, e.g. a job name holding a newline and "UserId=", is
+ *  refused). Only the job's owner or root gets an answer: a job of
+ *  somebody else gives the same error as a job that does not exist ("no
+ *  job ID of yours ..."). A job that is not RUNNING is an error too. 0
+ *  (free with ng_slurm_job_clear), or -1 with one printable line. Not
+ *  thread-safe (forks). */
+int ng_slurm_job_query(const char *job_id, unsigned timeout_ms, ng_slurm_job *job, char *err,
+                       size_t errlen);
+void ng_slurm_job_clear(ng_slurm_job *job);
+
+/** How a node answered ng_slurm_job_each_node. */
+typedef enum ng_node_status {
+    NG_NODE_ANSWERED = 0,   /**< the step ended: exit_status, out, why (its last stderr line) */
+    NG_NODE_NO_ANSWER,      /**< not within the time: killed with its process group */
+    NG_NODE_FAILED          /**< srun missing, or more output than the bound */
+} ng_node_status;
+
+typedef struct ng_node_answer {
+    char name[NG_NODE_NAME_MAX];
+    ng_node_status status;
+    int exit_status;        /**< srun's (the command's) exit status; -1 when killed */
+    unsigned ms;            /**< how long it took */
+    char *out;              /**< its stdout (NUL-terminated, raw bytes), may be NULL */
+    size_t len;
+    char why[256];          /**< one printable line: how it ended, or its last stderr line */
+} ng_node_answer;
+
+/** Run @p cmd (argv, NULL-terminated) once on every node of @p job as a
+ *  step of the job: `srun --jobid=J --overlap --nodes=1 --ntasks=1
+ *  --nodelist=NODE --chdir=/ --quiet --cpu-bind=none
+ *  --job-name=numaguard-check CMD...` (srun from PATH, the caller's
+ *  environment without SLURM_* but SLURM_CONF and SRUN_*), at most
+ *  @p parallel at a time, each bounded by @p timeout_ms from its start
+ *  (then SIGTERM, srun cancels its step; 1 s later SIGKILL, to the whole
+ *  process group) and by @p max_out bytes of stdout. A node that does not
+ *  answer in time is reported, never waited for longer. Slurm creates a
+ *  step only for the job's own user: run by root, the steps run as the
+ *  job's owner (its uid, primary group and groups). *out gets one
+ *  answer per node, in the job's order (free with ng_node_answers_free).
+ *  0, or -1 (err) on bad arguments or no memory. Not thread-safe (forks). */
+int ng_slurm_job_each_node(const ng_slurm_job *job, char *const cmd[], unsigned parallel,
+                           unsigned timeout_ms, size_t max_out, ng_node_answer **out, char *err,
+                           size_t errlen);
+void ng_node_answers_free(ng_node_answer *a, unsigned n);
 
 /** Read and judge @p n processes (at most NG_INSPECT_MAX_PIDS). A process
  *  that does not exist gives a view with gone = 1; what cannot be read

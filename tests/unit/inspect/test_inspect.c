@@ -543,6 +543,99 @@ static void test_jobs(void)
        "another uid owns none of them");
 }
 
+/* Slurm 26.05's default cgroup v2 layout names a job's cgroup by its SLUID
+ * (.../slurmstepd.scope/s<13 base32>/step_0/user/task_0; the
+ * cgroup.conf(5) example sEKNKTV3WPV500): a job number finds it through
+ * Slurm's own slurmstepd in that cgroup (root's, executable slurmstepd,
+ * title "slurmstepd: [81.0]"); a SLUID finds it directly. With
+ * CgroupJobIdPaths=yes (job_81) and on cgroup v1 (/slurm/uid_U/job_81)
+ * the job number, as before. The root-owned-levels rule is unchanged: a
+ * SLUID-like name below the job level, or a look-alike slurmstepd that
+ * is not root's, proves nothing. */
+static void test_sluid(void)
+{
+    static const char S81[] = "sEKNKTV3WPV500", S82[] = "s0123456789ABC";
+    char cg[256];
+    reset_tree();
+    fake_uid = 1000;
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_0/user/task_0\n", S81);
+    job_proc(3100, "rank0", "SLURM_PROCID=2|SLURM_LOCALID=0|SLURM_STEP_TASKS_PER_NODE=2|UCX_NET_DEVICES=mlx5_0:1", cg);
+    snprintf(cg, sizeof cg, "0::/system.slice/ng1_slurmstepd.scope/%s/step_0/user/task_1\n", S81);
+    job_proc(3110, "rank1", "SLURM_PROCID=1", cg);
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_0/user/task_0\n", S82);
+    job_proc(3200, "job82", "SLURM_JOB_ID=81", cg);
+    /* User-made cgroups below another job, names like SLUIDs. */
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_0/user/%s\n", S82, S81);
+    job_proc(3210, "nested", "", cg);
+    job_proc(3220, "lower", "", "0::/system.slice/slurmstepd.scope/seknktv3wpv500/step_0\n");
+    job_proc(3230, "letterU", "", "0::/system.slice/slurmstepd.scope/sEKNKTV3WPVU00/step_0\n");
+    job_proc(3240, "short", "", "0::/system.slice/slurmstepd.scope/sEKNKTV3WPV50/step_0\n");
+    /* A look-alike "slurmstepd" of the user in job 82's cgroup claiming 81. */
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_0/user/task_0\n", S82);
+    job_proc(3250, "slurmstepd", "", cg);
+    putf("slurmstepd: [81.0]", "/proc/3250/cmdline");
+    fake_exe(3250, "/usr/sbin/slurmstepd");
+    job_proc(3300, "v1task", "", "5:cpuset:/slurm/uid_1000/job_83/step_0/task_0\n");
+    job_proc(3310, "idpaths", "", "0::/system.slice/slurmstepd.scope/job_84/step_0/user/task_0\n");
+    fake_uid = 0;
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_0/slurm\n", S81);
+    job_proc(3500, "slurmstepd", "", cg);
+    put("/proc/3500/cmdline", "slurmstepd: [81.0]\0\0\0", 21);
+    fake_exe(3500, "/usr/sbin/slurmstepd");
+    snprintf(cg, sizeof cg, "0::/system.slice/slurmstepd.scope/%s/step_extern/slurm\n", S81);
+    job_proc(3510, "slurmstepd", "", cg);
+    putf("slurmstepd: [81.extern]", "/proc/3510/cmdline");
+    fake_exe(3510, "/usr/sbin/slurmstepd");
+    fake_uid = -1;
+    int pids[16];
+    unsigned n = 0;
+    char err[256] = "";
+    static const int want81[] = {3100, 3110}, want82[] = {3200, 3210, 3250};
+    static const int want83[] = {3300}, want84[] = {3310};
+    ok(ng_inspect_list_job(root, "81", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want81, 2),
+       "job 81 by number: its 2 tasks in SLUID cgroup %s (Slurm's slurmstepd there says "
+       "[81.0]), not job 82's process exporting SLURM_JOB_ID=81, nor a SLUID-named cgroup "
+       "below job 82, nor a look-alike slurmstepd of the user", S81);
+    for (unsigned i = 0; !list_is(pids, n, want81, 2) && i < n; i++)
+        tap_diag("listed %d", pids[i]);
+    ok(ng_inspect_list_job(root, S81, 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want81, 2), "job 81 by its SLUID %s: the same 2 tasks", S81);
+    ok(ng_inspect_list_job(root, "82", 0, pids, 16, &n, err, sizeof err) ==
+           NG_INSPECT_UNKNOWN_SLUIDS && n == 0,
+       "job 82 by number: no Slurm slurmstepd says which SLUID it has (hidepid, or only the "
+       "user's look-alike): NG_INSPECT_UNKNOWN_SLUIDS (ask Slurm for its SLUID)");
+    ok(ng_inspect_list_job(root, S82, 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want82, 3), "job 82 by its SLUID: its processes (own cgroups below "
+       "its level included)");
+    ok(ng_inspect_list_job(root, "83", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want83, 1), "cgroup v1 on 26.05: job_83 as before");
+    ok(ng_inspect_list_job(root, "84", 0, pids, 16, &n, err, sizeof err) == 0 &&
+       list_is(pids, n, want84, 1), "CgroupJobIdPaths=yes: job_84 as before");
+    ok(ng_inspect_list_job(root, "sEKNKTV3WPVU00", 0, pids, 16, &n, err, sizeof err) < 0 &&
+           ng_inspect_list_job(root, "seknktv3wpv500", 0, pids, 16, &n, err, sizeof err) < 0,
+       "not a SLUID (U is not base32; lower case): refused as a job id (%s)", err);
+    int procs[] = {3100, 3200, 3220, 3230, 3240, 3300};
+    ng_inspection *ins = inspect(procs, 6);
+    const ng_proc_view *v[6];
+    for (unsigned i = 0; i < 6; i++)
+        v[i] = ins ? ng_inspection_proc(ins, i) : NULL;
+    ok(ins && !strcmp(v[0]->job_id, "81") && !strcmp(v[0]->sluid, S81) &&
+           !strcmp(v[1]->job_id, "") && !strcmp(v[1]->sluid, S82) &&
+           !strcmp(v[2]->sluid, "") && !strcmp(v[3]->sluid, "") && !strcmp(v[4]->sluid, "") &&
+           !strcmp(v[5]->job_id, "83") && !strcmp(v[5]->sluid, ""),
+       "a process's job: SLUID %s and job 81 (its slurmstepd's title); job 82's SLUID without a "
+       "number; malformed SLUIDs name no job; v1's number", S81);
+    ok(ins && v[0]->global_rank == 2 && v[1]->global_rank == -1 &&
+           !strcmp(v[0]->nic_vars, "UCX_NET_DEVICES=mlx5_0:1") && !strcmp(v[1]->nic_vars, ""),
+       "global rank from SLURM_PROCID (2; -1 without), NIC variables (%s)",
+       v[0] ? v[0]->nic_vars : "");
+    ng_inspection_free(ins);
+    char rec[64];
+    ok(ng_inspect_slurm_record(S81, 1000, rec, sizeof rec, err, sizeof err) < 0 &&
+           strstr(err, "not a SLUID"), "scontrol listpids is not asked with a SLUID: %s", err);
+}
+
 static const char *fmt_set(hwloc_const_bitmap_t set)
 {
     static char buf[256];
@@ -664,6 +757,7 @@ int main(void)
     test_escaping();
     test_gpus();
     test_jobs();
+    test_sluid();
     test_cgroup_cpus();
     test_memory();
     test_refusals();

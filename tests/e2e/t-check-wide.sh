@@ -1,0 +1,177 @@
+#!/bin/sh
+# numaguard check --job across a whole job (issue 29), on the private
+# cluster with two slurmd (ng1, ng2; tests/slurm/cluster.sh): a job of 4
+# tasks on 2 nodes placed with --numa-policy=local, owned by uid 65534.
+#  - check --job J --json run from a PID namespace of its own (unshare -fp
+#    --mount-proc: its /proc shows no process of the job, as a login node
+#    sees a job), as root and as the job's owner: both nodes by name, all
+#    4 tasks with their CPUs and memory policy; text, --map and --svg
+#    (a panel per node, a task's chip in its rank's colour);
+#  - run inside the job (a step on ng1), --job without ID still reports
+#    the whole job, --local this node only;
+#  - another user (uid 1) learns nothing: the same words as for a job that
+#    does not exist, nothing on stdout;
+#  - ng2's slurmd stopped (SIGSTOP: it accepts nothing): ng2 is named as
+#    not answering, within --timeout (killed with its process group), and
+#    ng1's report is still there.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+cd "$(dirname "$0")/../.." || exit 2
+. tests/slurm/testlib.sh
+HELPER=$NGT_BUILD/tests/ng_threads
+U=65534
+OTHER=1
+[ -x "$HELPER" ] && [ -x "$NGT_CLI" ] || skip_all "needs $HELPER and $NGT_CLI (make all tests)"
+command -v setpriv >/dev/null 2>&1 || skip_all "needs setpriv (util-linux)"
+command -v unshare >/dev/null 2>&1 || skip_all "needs unshare (util-linux)"
+ngt_start_suite check-wide plugin
+ngt_user_files $U "$HELPER" "$NGT_CLI" "$NGT_PLUGIN"
+NG=$NGT_SHARED/numaguard
+NGT_PLUGIN=$NGT_SHARED/numaguard.so
+NGC_NODES=2
+NGC_PLUGSTACK=$(ngt_plugstack)
+ngt_cluster
+is "$(sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')" "ng1 idle ng2 idle " "two slurmd: ng1 and ng2"
+
+as_user() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+AS_OWNER=(setpriv --reuid=$U --regid=$U --clear-groups)
+AS_OTHER=(setpriv --reuid=$OTHER --regid=$OTHER --clear-groups)
+# In a PID namespace of its own: no process of the job in its /proc. In a
+# chroot whose / is not a mount point (check-releases), unshare cannot make
+# / private: the /proc mount is private there already, so propagation is
+# left unchanged.
+ALONE=(unshare -fp --mount-proc)
+"${ALONE[@]}" true 2>/dev/null || ALONE=(unshare --propagation unchanged -fp --mount-proc)
+"${ALONE[@]}" true || skip_all "no PID namespace of its own here (unshare -fp --mount-proc)"
+alone() { "${ALONE[@]}" "$@"; }
+sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); N={n["name"]: n for n in D["nodes"]}; print(eval(sys.argv[2]))' "$@"; }
+
+# --- the job: 4 tasks on 2 nodes, --numa-policy=local, uid 65534 ---
+ngc_wait_idle 10
+out=$NGT_OUT/job
+: >"$out"
+as_user $U timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -N 2 -n 4 --numa-policy=local \
+    "$NGT_SHARED/ng_threads" 1 0 64 >"$out" 2>"$out.err" &
+SRUN=$!
+i=0
+while [ $i -lt 300 ] && [ "$(grep -c ready "$out" 2>/dev/null)" -lt 4 ]; do sleep 0.05; i=$((i + 1)); done
+JOB=$(squeue -h -o %i | head -1)
+ok $([ "$(grep -c ready "$out")" = 4 ] && [ -n "$JOB" ]; echo $?) "job $JOB: 4 tasks running on ng[1-2]"
+
+alone "$NG" check --job "$JOB" --json >"$NGT_OUT/root.json" 2>"$NGT_OUT/root.err"
+rc=$?
+alone sh -c "ls /proc | grep -c '^[0-9]'" >"$NGT_OUT/nprocs"
+is "$(alone sh -c 'cat /proc/[0-9]*/comm' | grep -c ng_threads)" 0 "that PID namespace's /proc shows no process of the job"
+echo "# unshare -fp --mount-proc numaguard check --job $JOB --json ($(cat "$NGT_OUT/nprocs") processes in that /proc):"
+python3 -c 'import json,sys; D=json.load(open(sys.argv[1]))
+for n in D["nodes"]:
+    print("#   %s %s %s" % (n["name"], n["status"], [(p["pid"], p.get("global_rank"), p["cpus"], p["mem_policy_text"]) for p in n["report"]["processes"]]))' "$NGT_OUT/root.json"
+is "$rc:$(sj "$NGT_OUT/root.json" '(D["job"], D["uid"], D["nodelist"], [(n["name"], n["status"]) for n in D["nodes"]])')" \
+    "0:('$JOB', $U, 'ng[1-2]', [('ng1', 'ok'), ('ng2', 'ok')])" \
+    "root, from a PID namespace of its own: both nodes by name, both answered (steps run as the owner: Slurm allows no other)"
+is "$(sj "$NGT_OUT/root.json" 'sorted((p["global_rank"], n["name"], p["comm"], p["user"]) for n in D["nodes"] for p in n["report"]["processes"])')" \
+    "[(0, 'ng1', 'ng_threads', 'nobody'), (1, 'ng1', 'ng_threads', 'nobody'), (2, 'ng2', 'ng_threads', 'nobody'), (3, 'ng2', 'ng_threads', 'nobody')]" \
+    "all 4 tasks (ranks 0-1 on ng1, 2-3 on ng2), the owner's, nothing else"
+# --numa-policy=local: one CPU each (2 tasks on a 2-CPU node), memory bound to its node.
+is "$(sj "$NGT_OUT/root.json" 'sorted((n["name"], p["global_rank"], p["cpus"], p["mem_policy"], p["mem_policy_nodes"]) for n in D["nodes"] for p in n["report"]["processes"])')" \
+    "[('ng1', 0, '0', 'bind', [0]), ('ng1', 1, '1', 'bind', [0]), ('ng2', 2, '0', 'bind', [0]), ('ng2', 3, '1', 'bind', [0])]" \
+    "each task's CPUs and memory policy as --numa-policy=local placed it"
+is "$(sj "$NGT_OUT/root.json" 'sorted(set((n["report"]["job"], n["report"]["membership"]) for n in D["nodes"]))')" \
+    "[('$JOB', 'scontrol listpids')]" "each node's own report: the job, and where its membership came from"
+like "$(sj "$NGT_OUT/root.json" 'N["ng1"]["report"]["membership_note"]')" \
+    'leaves out every process named slurmstepd' "R1: the report says Slurm's record leaves out processes named slurmstepd"
+
+alone "${AS_OWNER[@]}" "$NG" check --job "$JOB" --json >"$NGT_OUT/owner.json" 2>"$NGT_OUT/owner.err"
+is "$?:$(sj "$NGT_OUT/owner.json" 'sorted((n["name"], p["global_rank"], p["cpus"]) for n in D["nodes"] for p in n["report"]["processes"])')" \
+    "0:[('ng1', 0, '0'), ('ng1', 1, '1'), ('ng2', 2, '0'), ('ng2', 3, '1')]" \
+    "the job's owner (uid $U), from a PID namespace of its own: the same 4 tasks"
+
+# --- text, --map, --svg ---
+alone "$NG" check --job "$JOB" >"$NGT_OUT/root.txt" 2>&1
+echo "# numaguard check --job $JOB (text, first lines of each node):"
+grep -E '^(job|== node|pid|  cpus|  rank)' "$NGT_OUT/root.txt" | sed 's/^/#   /'
+is "$(grep -c '^== node ng[12]: answered in ' "$NGT_OUT/root.txt"):$(grep -c '^  rank .*task [0-3] of the job$' "$NGT_OUT/root.txt")" \
+    "2:4" "text: a line per node and the 4 tasks with their global rank"
+alone "$NG" check --job "$JOB" --map >"$NGT_OUT/root.map" 2>&1
+is "$(grep -c '^== node ng[12]: answered' "$NGT_OUT/root.map"):$(grep -c 'runnable threads on each core' "$NGT_OUT/root.map")" \
+    "2:2" "--map: each node's map under its name"
+alone "$NG" check --job "$JOB" --svg "$NGT_OUT/job.svg" >"$NGT_OUT/svg.out" 2>&1
+is "$?:$(cat "$NGT_OUT/svg.out" | tr '\n' ' ')" "0:node ng1: answered in $(sed -n 's/^node ng1: answered in //p' "$NGT_OUT/svg.out") node ng2: answered in $(sed -n 's/^node ng2: answered in //p' "$NGT_OUT/svg.out") " \
+    "--svg FILE: the nodes and how they answered on stdout"
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$NGT_OUT/job.svg" 2>"$NGT_OUT/xmllint.err"
+    is "$?:$(cat "$NGT_OUT/xmllint.err")" "0:" "--svg: a well-formed document"
+fi
+is "$(python3 - "$NGT_OUT/job.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+palette = "#2166ac #fb9a29 #a50f15 #99dcd4".split()
+out = []
+for g in root.findall("s:g", ns):
+    chips = [(int(r.get("data-task")), r.get("fill") == palette[int(r.get("data-task"))])
+             for r in g.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "task-chip"]
+    pics = [s for s in g.findall("s:svg", ns) if s.get("class") == "node-picture"]
+    pus = sum(1 for s in pics for r in s.iter("{http://www.w3.org/2000/svg}rect") if (r.get("class") or "").startswith("pu"))
+    out.append((g.get("data-node-name"), chips, len(pics), pus > 0))
+print(out)
+PY
+)" "[('ng1', [(0, True), (1, True)], 1, True), ('ng2', [(2, True), (3, True)], 1, True)]" \
+    "--svg: a panel per node with its picture; tasks 0-3 in the colours of their ranks"
+
+# --- inside the job (a step of its owner's): the whole job, or --local this node ---
+"${AS_OWNER[@]}" timeout -k 5 60 srun --jobid="$JOB" --overlap -N1 -n1 -w ng1 "$NG" check --job --json \
+    >"$NGT_OUT/inside.json" 2>"$NGT_OUT/inside.err"
+is "$?:$(sj "$NGT_OUT/inside.json" '[(n["name"], n["status"], len(n["report"]["processes"])) for n in D["nodes"]]')" \
+    "0:[('ng1', 'ok', 2), ('ng2', 'ok', 2)]" "run in a step on ng1, --job without ID: the whole job"
+"${AS_OWNER[@]}" timeout -k 5 60 srun --jobid="$JOB" --overlap -N1 -n1 -w ng1 "$NG" check --job --local --json \
+    >"$NGT_OUT/inside-local.json" 2>"$NGT_OUT/inside-local.err"
+is "$?:$(python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); print(sorted(p["global_rank"] for p in D["processes"]), "nodes" in D)' "$NGT_OUT/inside-local.json")" \
+    "0:[0, 1] False" "--local in a step on ng1: ng1's tasks only"
+
+# --- another user learns nothing ---
+alone "${AS_OTHER[@]}" "$NG" check --job "$JOB" --json >"$NGT_OUT/other.out" 2>"$NGT_OUT/other.err"
+rc=$?
+alone "${AS_OTHER[@]}" "$NG" check --job 999999 --json >"$NGT_OUT/none.out" 2>"$NGT_OUT/none.err"
+is "$rc:$(wc -c <"$NGT_OUT/other.out"):$(cat "$NGT_OUT/other.err")" \
+    "1:0:numaguard: check: no job $JOB of yours (only its owner or root may check it)" \
+    "uid $OTHER: exit 1, nothing on stdout, no node, state or owner named"
+is "$(sed "s/999999/$JOB/" "$NGT_OUT/none.err")" "$(cat "$NGT_OUT/other.err")" \
+    "uid $OTHER: the same words as for a job that does not exist"
+
+# --- a node that does not answer ---
+kill -STOP "${NGC_SLURMD_PIDS[1]}"
+t0=$(date +%s%N)
+alone "$NG" check --job "$JOB" --json --timeout 5 >"$NGT_OUT/stopped.json" 2>"$NGT_OUT/stopped.err"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "${NGC_SLURMD_PIDS[1]}"
+echo "# ng2's slurmd stopped: check --job $JOB --timeout 5 took $ms ms; stderr: $(cat "$NGT_OUT/stopped.err")"
+is "$rc:$(sj "$NGT_OUT/stopped.json" '[(n["name"], n["status"]) for n in D["nodes"]]')" \
+    "1:[('ng1', 'ok'), ('ng2', 'no answer')]" "ng2's slurmd stopped: ng2 named as not answering, ng1 answered; exit 1"
+is "$(sj "$NGT_OUT/stopped.json" 'N["ng2"]["error"]')" \
+    "no answer: did not answer within 5 s (killed with its process group)" "ng2: why, in the report"
+ok $([ "$ms" -lt 9000 ]; echo $?) "within the bound: $ms ms for --timeout 5 (+1 s between SIGTERM and SIGKILL)"
+is "$(grep -c "^numaguard: check: job $JOB: node ng2: no answer: did not answer within 5 s" "$NGT_OUT/stopped.err")" 1 \
+    "stderr names ng2"
+is "$(sj "$NGT_OUT/stopped.json" 'sorted(p["global_rank"] for p in N["ng1"]["report"]["processes"])')" "[0, 1]" \
+    "ng1's report is still there"
+
+# The tasks end with the job (Slurm kills them); any still there after 20 s
+# (a slurmd just woken from SIGSTOP may miss the kill: seen once under
+# load) are killed here by pid, so that nothing of uid 65534 outlives the
+# suite (t-cli's check --all-mine as that user expects none).
+tasks=$(sj "$NGT_OUT/root.json" '" ".join(str(p["pid"]) for n in D["nodes"] for p in n.get("report", {}).get("processes", []))')
+scancel "$JOB"
+wait "$SRUN" 2>/dev/null
+left=$tasks
+for ((i = 0; i < 200 && ${#left} > 0; i++)); do
+    sleep 0.1
+    left=$(for p in $tasks; do [ -d /proc/$p ] && echo "$p"; done | tr '\n' ' ' | sed 's/ $//')
+done
+if [ -n "$left" ]; then
+    echo "# tasks still running 20 s after scancel (killed here): $left"
+    kill -KILL $left 2>/dev/null
+fi
+ngc_wait_idle 30
+is "$(ngc_node_states)" idle "nodes idle afterwards"
+ngt_done
