@@ -41,7 +41,7 @@ LAYERS = {
 # Private headers belong to a folder's layer.
 PRIVATE = {
     "base.h": "lib/base", "cgroup.h": "lib/base", "hostlist.h": "lib/base",
-    "sysops.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
+    "sysops.h": "lib/base", "hwloc_compat.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
     "gpu.h": "lib/gpu", "plan.h": "lib/plan", "task.h": "lib/task",
     "inspect.h": "lib/inspect", "draw.h": "lib/draw", "doctor.h": "lib/doctor",
 }
