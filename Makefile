@@ -112,18 +112,18 @@ $(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(BUILD)/libnumaguard.a spank/numagu
 define unit_test_rule
 $(BUILD)/tests/$(basename $(notdir $(1))): $(1) tests/unit/tap.h $$(HEADERS) $$(BUILD)/libnumaguard.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(SANFLAGS)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(LDFLAGS_ALL)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call unit_test_rule,$(t))))
 
 $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_TEST_LIBS) $(SANFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_TEST_LIBS) $(LDFLAGS_ALL)
 
 # Helpers named omp_*.c are OpenMP programs (libgomp), not numaguard users.
 $(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(SANFLAGS)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(LDFLAGS_ALL)
 
 tests: $(TEST_BINS) $(HELPER_BINS) $(if $(HAVE_SPANK),$(BUILD)/numaguard-faults.so)
 
