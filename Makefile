@@ -153,11 +153,13 @@ demo:
 	@BUILD=$(BUILD) sh tests/demo.sh
 
 # The layer check alone (also part of `make check`: tests/layers/t-layers.sh):
-# prints the layer table, then fails on any circle between source files, a
-# call from a lower layer to a higher one, an adapter using an internal
-# function, or a library global that is neither ng_* API nor ngi_*.
+# prints the layer table, then fails on a folder of lib/ the table does not
+# rank, any circle between source files, a call from a lower layer to a
+# higher one, an adapter using an internal function, or a library global
+# that is neither ng_* API nor ngi_*; then t-layers-scratch.sh shows in a
+# scratch copy that a call routed gpu -> lib/zzz -> plan fails it.
 check-layers: all
-	@BUILD=$(BUILD) sh tests/layers/t-layers.sh
+	@BUILD=$(BUILD) sh tests/layers/t-layers.sh && BUILD=$(BUILD) sh tests/layers/t-layers-scratch.sh
 
 # The multi-NUMA VM proof (also part of `make check` via tests/vm/t-vm.sh).
 check-vm: deps
