@@ -112,13 +112,13 @@ int ngi_hwloc_xml_unreadable(const char *path, char *err, size_t errlen)
     unsigned major, minor, run = hwloc_get_api_version() >> 16;
     if (xml_format(path, &major, &minor) < 0 || (major <= run && (run < 3 || major >= 2)))
         return 0;
-    char hw[40], shown[NGI_SHOW_MAX * 4 + 8], fmt[16] = "1.x";
+    char hw[40], fmt[16] = "1.x";
+    ngi_shown shown;
     ng_hwloc_version(hw, sizeof hw);
-    ngi_show_bytes(path, strnlen(path, NGI_SHOW_MAX + 1), shown, sizeof shown);
     if (major > 1)
         snprintf(fmt, sizeof fmt, "%u.%u", major, minor);
     return ngi_fail(err, errlen, "'%s' is an hwloc %s XML topology; this numaguard runs hwloc %s, "
-                    "which reads hwloc XML %s only (%s)", shown, fmt, hw,
+                    "which reads hwloc XML %s only (%s)", ngi_show(path, &shown), fmt, hw,
                     run < 3 ? "1.x and 2.x" : "2.x and 3.x",
                     major > run ? "hwloc 3 exports 2.x: lstopo --input FILE --export-xml-flags v2 "
                                   "NEW.xml"

@@ -25,36 +25,36 @@ cp -R "$build/lib" "$build/tools" "$tmp/build/"
 
 # The relay: a GPU file calls lib/zzz, which calls the planner.
 mkdir -p "$tmp/lib/zzz" "$tmp/build/lib/zzz"
-cat >"$tmp/lib/zzz/relay.c" <<'C'
-/* Scratch: a folder the layer table does not know, calling the planner. */
+# relay FILE FN CALLEE: FILE defines FN, which calls CALLEE (an ngi_*
+# function of another folder, declared by hand: nm sees the call).
+relay() {
+    cat >"$tmp/$1" <<C
+/* Scratch: a call from $(dirname "$1") to $3, for t-layers-scratch.sh. */
 struct ngi_planner;
-void ngi_plan_free_domains(struct ngi_planner *p);
-void ngi_zzz_relay(struct ngi_planner *p);
-void ngi_zzz_relay(struct ngi_planner *p)
+void $3(struct ngi_planner *p);
+void $2(struct ngi_planner *p);
+void $2(struct ngi_planner *p)
 {
-    ngi_plan_free_domains(p);
+    $3(p);
 }
 C
-cat >"$tmp/lib/gpu/zzz_user.c" <<'C'
-/* Scratch: lib/gpu (rank 2) reaching the planner (rank 3) through lib/zzz. */
-struct ngi_planner;
-void ngi_zzz_relay(struct ngi_planner *p);
-void ngi_gpu_zzz_user(struct ngi_planner *p);
-void ngi_gpu_zzz_user(struct ngi_planner *p)
-{
-    ngi_zzz_relay(p);
 }
-C
+relay lib/zzz/relay.c ngi_zzz_relay ngi_plan_free_domains
+relay lib/gpu/zzz_user.c ngi_gpu_zzz_user ngi_zzz_relay
 nm "$build/lib/plan/"*.o | grep -q ' T ngi_plan_free_domains$'
 ok $? "lib/plan defines ngi_plan_free_domains (the call the relay makes)"
 $CC -std=c11 -Wall -Wextra -Werror -fPIC -c "$tmp/lib/zzz/relay.c" -o "$tmp/build/lib/zzz/relay.o" &&
     $CC -std=c11 -Wall -Wextra -Werror -fPIC -c "$tmp/lib/gpu/zzz_user.c" -o "$tmp/build/lib/gpu/zzz_user.o"
 ok $? "the scratch files lib/zzz/relay.c and lib/gpu/zzz_user.c compile"
 
-out=$(cd "$tmp" && BUILD=build python3 tests/layers/layers.py 2>&1)
-rc=$?
-[ $rc -ne 0 ]
-ok $? "layers.py fails with lib/zzz relaying gpu -> zzz -> plan (exit $rc)"
+# layers_fail WHAT: run the scratch copy's layers.py into $out; it must fail.
+layers_fail() {
+    out=$(cd "$tmp" && BUILD=build python3 tests/layers/layers.py 2>&1)
+    rc=$?
+    [ $rc -ne 0 ]
+    ok $? "layers.py fails with $1 (exit $rc)"
+}
+layers_fail "lib/zzz relaying gpu -> zzz -> plan"
 like "$out" "not ok [0-9]+ - every folder of lib/ is in the layer table" "it names the check that fails"
 like "$out" "lib/zzz is in no layer" "and the folder"
 is "$(printf '%s\n' "$out" | grep -c '^not ok')" 1 "that check alone fails (the scratch copy is the tree plus the relay)"
@@ -64,10 +64,7 @@ sed 's|^    "lib/gpu":     (2, \["lib/base", "lib/topo"\]),$|&\n    "lib/zzz":  
     tests/layers/layers.py >"$tmp/tests/layers/layers.py"
 grep -q '"lib/zzz"' "$tmp/tests/layers/layers.py"
 ok $? "the scratch table ranks lib/zzz at 2 (base and topo below it)"
-out=$(cd "$tmp" && BUILD=build python3 tests/layers/layers.py 2>&1)
-rc=$?
-[ $rc -ne 0 ]
-ok $? "layers.py fails with lib/zzz ranked (exit $rc)"
+layers_fail "lib/zzz ranked"
 like "$out" "^ok [0-9]+ - every folder of lib/ is in the layer table" "every folder is ranked now"
 like "$out" "lib/zzz/relay.c -> lib/plan/[a-z_]+\.c \(upward\): ngi_plan_free_domains" \
     "the upward call zzz -> plan is named"
