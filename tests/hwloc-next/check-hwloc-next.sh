@@ -40,7 +40,7 @@ case $lstopo_v in 2.*) ;; *) die "lstopo-no-graphics is hwloc '$lstopo_v', not 2
 # 1. hwloc, once per tarball.
 stamp="$(basename "$tarball") $(wc -c <"$tarball")"
 if [ "$(cat "$nx/prefix/.stamp" 2>/dev/null)" != "$stamp" ]; then
-    say "build $(basename "$tarball") into $nx/prefix (a few minutes, log: $nx/hwloc-build.log)"
+    say "build $(basename "$tarball") into $nx/prefix (about a minute, log: $nx/hwloc-build.log)"
     rm -rf "$nx/src" "$nx/prefix"
     mkdir -p "$nx/src" || die "cannot create $nx"
     tar xzf "$tarball" -C "$nx/src" --strip-components=1 || die "cannot unpack $tarball"
