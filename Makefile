@@ -1,5 +1,9 @@
 # numaguard: build, test, install.
 #   make            library, CLI and (when Slurm headers exist) the SPANK plugin
+#   make deps       install the missing Debian packages (root; `make check` and
+#                   `make demo` run it first: DEPS=demo is the demo's smaller set)
+#   make test-fast  the quick loop, as any user: unit, CLI, layers, docs and
+#                   drawing checks (no root, no apt, no daemons)
 #   make check      install missing Debian packages, build, run every test
 #   make demo       private local Slurm with the plugin, real srun jobs
 #   make install    PREFIX, BINDIR, LIBDIR, INCLUDEDIR, DESTDIR and
@@ -62,8 +66,22 @@ ifeq ($(HAVE_SPANK),1)
 TARGETS += $(BUILD)/numaguard.so
 endif
 
-.PHONY: all deps deps-demo check test tests demo install uninstall clean bench check-vm check-layers
+.PHONY: all deps deps-demo check test test-fast tests demo install uninstall clean bench check-vm check-layers
 all: $(TARGETS)
+
+# A build on a machine without the build dependencies stops before the
+# compiler does, with one line naming the command that installs them (not
+# for the goals that install them or need no compiler here). The headers
+# are asked of the compiler itself; NG_NEEDS overrides the list (tests).
+NG_NO_BUILD_GOALS := deps deps-demo demo check clean check-fresh check-releases uninstall
+NG_NEEDS ?= hwloc.h$(if $(filter test test-fast tests check-vm,$(MAKECMDGOALS)), numa.h)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NG_NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+NG_MISSING := $(strip $(foreach h,$(NG_NEEDS),$(if $(shell printf '\043include <%s>\n' '$(h)' | \
+    $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo y),,$(h))))
+ifneq ($(NG_MISSING),)
+$(error numaguard cannot build: $(strip $(NG_MISSING)) not found by $(CC); run 'make deps' as root (it installs the Debian packages), then make again)
+endif
+endif
 
 PUBLIC_HEADERS := lib/include/numaguard.h $(sort $(wildcard lib/include/numaguard/*.h))
 HEADERS := $(PUBLIC_HEADERS) $(wildcard lib/private/*.h spank/*.h tools/*.h)
@@ -112,28 +130,29 @@ $(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(BUILD)/libnumaguard.a spank/numagu
 define unit_test_rule
 $(BUILD)/tests/$(basename $(notdir $(1))): $(1) tests/unit/tap.h $$(HEADERS) $$(BUILD)/libnumaguard.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(SANFLAGS)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(LDFLAGS_ALL)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call unit_test_rule,$(t))))
 
 $(BUILD)/tests/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_TEST_LIBS) $(SANFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(NG_CFLAGS) -o $@ $< $(NG_TEST_LIBS) $(LDFLAGS_ALL)
 
 # Helpers named omp_*.c are OpenMP programs (libgomp), not numaguard users.
 $(BUILD)/tests/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(SANFLAGS)
+	$(CC) $(CFLAGS) $(NG_CFLAGS) -fopenmp -pthread -o $@ $< $(LDFLAGS_ALL)
 
 tests: $(TEST_BINS) $(HELPER_BINS) $(if $(HAVE_SPANK),$(BUILD)/numaguard-faults.so)
 
-# Debian packages: `make check`'s whole set (tests/install-deps.sh check);
-# `make demo` installs only what the demo needs (deps-demo).
+# Debian packages (tests/install-deps.sh): `make check`'s whole set, or
+# with DEPS=demo only what `make demo` needs. The one apt step.
+DEPS ?= check
 deps:
-	@sh tests/install-deps.sh check
+	@sh tests/install-deps.sh $(DEPS)
 
 deps-demo:
-	@sh tests/install-deps.sh demo
+	@$(MAKE) --no-print-directory deps DEPS=demo
 
 # The README's test command: set-up, build, every test, "N passed, N failed".
 check: deps
@@ -144,20 +163,30 @@ check: deps
 test: all tests
 	@BUILD=$(BUILD) sh tests/run-all.sh
 
+# The quick loop: build, then the suites that need no root, no apt and no
+# daemons (a suite skips a part whose tool is missing; NG_FAST=1 leaves
+# t-draw's Chromium renders and valgrind runs to make check).
+# docs/testing.md, "make test-fast".
+NG_FAST_TESTS = test_ t-cli t-layers t-tables t-docs t-draw t-make
+test-fast: all tests
+	@BUILD=$(BUILD) NG_FAST=1 NG_TESTS="$(NG_FAST_TESTS)" sh tests/run-all.sh
+
 # The README's first command: phases 1 and 2 here, 3 and 4 in tests/demo.sh.
 demo:
 	@echo "numaguard demo [1/4] Debian packages: Slurm, munge, hwloc, a C compiler (tests/install-deps.sh demo)"
-	@$(MAKE) --no-print-directory deps-demo
+	@$(MAKE) --no-print-directory deps DEPS=demo
 	@echo "numaguard demo [2/4] build numaguard"
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh tests/demo.sh
 
 # The layer check alone (also part of `make check`: tests/layers/t-layers.sh):
-# prints the layer table, then fails on any circle between source files, a
-# call from a lower layer to a higher one, an adapter using an internal
-# function, or a library global that is neither ng_* API nor ngi_*.
+# prints the layer table, then fails on a folder of lib/ the table does not
+# rank, any circle between source files, a call from a lower layer to a
+# higher one, an adapter using an internal function, or a library global
+# that is neither ng_* API nor ngi_*; then t-layers-scratch.sh shows in a
+# scratch copy that a call routed gpu -> lib/zzz -> plan fails it.
 check-layers: all
-	@BUILD=$(BUILD) sh tests/layers/t-layers.sh
+	@BUILD=$(BUILD) sh tests/layers/t-layers.sh && BUILD=$(BUILD) sh tests/layers/t-layers-scratch.sh
 
 # The multi-NUMA VM proof (also part of `make check` via tests/vm/t-vm.sh).
 check-vm: deps

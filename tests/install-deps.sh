@@ -32,6 +32,7 @@
 set -e
 demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
 check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
+autoconf automake libtool
 debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind libomp-dev

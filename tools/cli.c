@@ -40,31 +40,12 @@ static void usage(FILE *f)
           "'numaguard --version' for the versions of numaguard, Slurm and hwloc\n", f);
 }
 
-/* The hwloc release this process runs with: hwloc records its own release
- * (HWLOC_VERSION of the loaded library) as the root's "hwlocVersion" info
- * of every topology it builds; a one-PU synthetic one costs nothing.
- * hwloc_get_api_version() is the API's number (2.8.0 for hwloc 2.9 and
- * later 2.x), which reads like a mismatch when printed as the release. */
-static void running_hwloc(char *buf, size_t len)
-{
-    hwloc_topology_t t;
-    snprintf(buf, len, "unknown");
-    if (hwloc_topology_init(&t) < 0)
-        return;
-    if (hwloc_topology_set_synthetic(t, "pu:1") == 0 && hwloc_topology_load(t) == 0) {
-        const char *v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "hwlocVersion");
-        if (v)
-            snprintf(buf, len, "%.32s", v);
-    }
-    hwloc_topology_destroy(t);
-}
-
 /* numaguard's release, the Slurm release the plugin was built for (it
  * loads only into that major release) and hwloc's, running and built. */
 static int print_version(void)
 {
     char hw[40];
-    running_hwloc(hw, sizeof hw);
+    ng_hwloc_version(hw, sizeof hw);
     printf("numaguard %s\n", ng_version_string());
 #ifdef SLURM_VERSION_NUMBER
     printf("slurm %u.%02u.%u (SPANK plugin built against these headers; it loads only into "

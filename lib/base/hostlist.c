@@ -50,7 +50,7 @@ static int read_number(const char **p, const char *end, unsigned long long *v, i
 }
 
 /* Next range of a bracket text at *p; 0 ok, 1 end of text, -1 malformed
- * (err names the expression: @p expr is its escaped form, shown()). */
+ * (err names the expression: @p expr is its escaped form, ngi_show()). */
 static int next_range(const char **p, const char *end, hl_range *r, unsigned long max_range,
                       const char *expr, char *err, size_t errlen)
 {
@@ -145,19 +145,6 @@ static int parse_item(const char *s, size_t len, hl_item *it, unsigned long max_
     return check_brackets(it, max_range, expr, err, errlen);
 }
 
-/* The expression as messages show it: escaped (a gres.conf line is a
- * file's bytes: no control byte reaches a log or a terminal), at most
- * NGI_SHOW_MAX bytes of it. */
-typedef struct hl_shown {
-    char text[NGI_SHOW_MAX * 4 + 8];
-} hl_shown;
-
-static const char *shown(const char *expr, hl_shown *buf)
-{
-    ngi_show_bytes(expr, strlen(expr), buf->text, sizeof buf->text);
-    return buf->text;
-}
-
 /* Length of the item starting at s: up to a comma outside [] or the end. */
 static size_t item_len(const char *s)
 {
@@ -209,8 +196,8 @@ int ngi_hostlist_foreach(const char *expr, unsigned long max_range, ng_hostlist_
 {
     if (!expr || !*expr)
         return ngi_fail(err, errlen, "empty host list");
-    hl_shown sb;
-    const char *show = shown(expr, &sb);
+    ngi_shown sb;   /* the expression as messages show it: a file's bytes, escaped */
+    const char *show = ngi_show(expr, &sb);
     /* A malformed list yields no name at all: check it whole first. */
     for (const char *s = expr;; s++) {
         size_t len = item_len(s);
@@ -318,8 +305,8 @@ int ngi_hostlist_contains(const char *expr, const char *name, char *err, size_t 
     if (!expr || !*expr)
         return ngi_fail(err, errlen, "empty host list");
     int found = 0;
-    hl_shown sb;
-    const char *show = shown(expr, &sb);
+    ngi_shown sb;   /* the expression as messages show it: a file's bytes, escaped */
+    const char *show = ngi_show(expr, &sb);
     /* No expression names anything as long as the longest name allowed. */
     size_t namelen = name ? strnlen(name, NGI_HOSTLIST_NAME_MAX) : NGI_HOSTLIST_NAME_MAX;
     for (const char *s = expr;; s++) {

@@ -96,6 +96,12 @@ void ngi_show_bytes(const char *s, size_t n, char *out, size_t len)
         memcpy(out + o, "...", 4);
 }
 
+const char *ngi_show(const char *s, ngi_shown *b)
+{
+    ngi_show_bytes(s, strnlen(s, NGI_SHOW_MAX + 1), b->text, sizeof b->text);
+    return b->text;
+}
+
 size_t ng_text_escape(const char *s, char *out, size_t len)
 {
     return ngi_escape_bytes(s, s ? strlen(s) : 0, out, len, NGI_ESC_BACKSLASH);

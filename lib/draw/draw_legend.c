@@ -70,6 +70,7 @@ static void summary(ngi_legend *lg, const ngi_draw_model *m)
 }
 
 /* Which memory modes the plan uses (bit per ng_mem_mode). */
+_Static_assert(NG_MEM_MODE_COUNT <= 32, "modes_used: a bit per ng_mem_mode in an unsigned");
 static unsigned modes_used(const ngi_draw_model *m)
 {
     unsigned used = 0;
@@ -111,8 +112,8 @@ static int plan_keys(ngi_legend *lg, const ngi_draw_model *m)
     if (any_shared(m))
         rc |= row(lg, NGI_SW_SHARED, 0, "shared core (its tasks)");
     unsigned used = modes_used(m);
-    for (unsigned k = NG_MEM_MODE_BIND; k <= NG_MEM_MODE_WEIGHTED; k++)
-        if (used >> k & 1)
+    for (unsigned k = 0; k < NG_MEM_MODE_COUNT; k++)
+        if (k != NG_MEM_MODE_NONE && used >> k & 1)
             rc |= row(lg, NGI_SW_MODE, k, "memory %s", ngi_draw_mode_word((ng_mem_mode)k));
     if (m->req->flags & NG_DRAW_HIGHLIGHT && m->req->highlight_task < m->ntasks)
         rc |= row(lg, NGI_SW_HIGHLIGHT, m->req->highlight_task, "this rank (task %u)",

@@ -195,26 +195,30 @@ ng_mem_mode ngi_draw_task_mode(const ngi_draw_model *m, unsigned task)
     return tp ? tp->mem_mode : NG_MEM_MODE_NONE;
 }
 
+/* A memory mode in the pictures: the map's letter, the SVG's and the
+ * legend's word. One row per mode (designated; a missing one fails the
+ * assertion below when the mode is the last). */
+static const struct {
+    char letter;
+    const char *word;
+} draw_modes[] = {
+    [NG_MEM_MODE_NONE] = {'-', "none"},
+    [NG_MEM_MODE_BIND] = {'B', "bind"},
+    [NG_MEM_MODE_PREFERRED_MANY] = {'P', "prefer"},
+    [NG_MEM_MODE_INTERLEAVE] = {'I', "interleave"},
+    [NG_MEM_MODE_WEIGHTED] = {'W', "weighted"},
+};
+_Static_assert(NGI_ARRAY_LEN(draw_modes) == NG_MEM_MODE_COUNT,
+               "draw_modes: one letter and word per ng_mem_mode");
+
 char ngi_draw_mode_letter(ng_mem_mode mode)
 {
-    switch (mode) {
-    case NG_MEM_MODE_BIND: return 'B';
-    case NG_MEM_MODE_PREFERRED_MANY: return 'P';
-    case NG_MEM_MODE_INTERLEAVE: return 'I';
-    case NG_MEM_MODE_WEIGHTED: return 'W';
-    default: return '-';
-    }
+    return (unsigned)mode < NG_MEM_MODE_COUNT ? draw_modes[mode].letter : '?';
 }
 
 const char *ngi_draw_mode_word(ng_mem_mode mode)
 {
-    switch (mode) {
-    case NG_MEM_MODE_BIND: return "bind";
-    case NG_MEM_MODE_PREFERRED_MANY: return "prefer";
-    case NG_MEM_MODE_INTERLEAVE: return "interleave";
-    case NG_MEM_MODE_WEIGHTED: return "weighted";
-    default: return "none";
-    }
+    return (unsigned)mode < NG_MEM_MODE_COUNT ? draw_modes[mode].word : "?";
 }
 
 /* A core's state is its most telling PU's: a task, else allocated, else

@@ -5,7 +5,8 @@
  * positions in bus order. The evidence rule and its Slurm sources are in
  * docs/gpu-order.md; the plugin's order of evidence is task_gpus.c's.
  * Environment values are data: parsed as indices or UUIDs, never a path,
- * and shown escaped in messages (show()). */
+ * and shown escaped in messages (ngi_show(): at most NGI_SHOW_MAX bytes, no
+ * control byte reaches a terminal or slurmd's log). */
 #include "private/gpu.h"
 
 #include <ctype.h>
@@ -13,19 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* A value or token of the environment as messages show it: escaped (no
- * control byte reaches a terminal or slurmd's log), at most NGI_SHOW_MAX
- * bytes then "...". */
-typedef struct shown {
-    char text[NGI_SHOW_MAX * 4 + 8];
-} shown;
-
-static const char *show(const char *s, shown *b)
-{
-    ngi_show_bytes(s, strlen(s), b->text, sizeof b->text);
-    return b->text;
-}
 
 typedef struct result {
     int idx[NG_MAX_GPUS];
@@ -45,10 +33,10 @@ static int add_bus(const ng_topology *topo, result *r, const char *var, const ch
                    const char *what, const char *bus, char *err, size_t errlen)
 {
     int i = ng_topology_gpu_by_busid(topo, bus);
-    shown a, b;
+    ngi_shown a, b;
     if (i < 0)
         return ngi_fail(err, errlen, "%s=%s: %s is GPU %s, which the topology does not have",
-                       var, show(val, &a), show(what, &b), bus);
+                       var, ngi_show(val, &a), ngi_show(what, &b), bus);
     result_add(r, i);
     return 0;
 }
@@ -62,14 +50,14 @@ static int split(const char *var, const char *val, char tok[][NGI_UUID_MAX], uns
     if (len > NG_MAX_ARG)
         return ngi_fail(err, errlen, "%s is longer than %d bytes", var, NG_MAX_ARG);
     const char *p = val;
-    shown a;
+    ngi_shown a;
     for (;;) {
         size_t k = strcspn(p, ",");
         if (k == 0 || k >= NGI_UUID_MAX)
-            return ngi_fail(err, errlen, "%s=%s: %s", var, show(val, &a),
+            return ngi_fail(err, errlen, "%s=%s: %s", var, ngi_show(val, &a),
                            k ? "an entry is too long" : "empty entry");
         if (*n >= NG_MAX_GPUS)
-            return ngi_fail(err, errlen, "%s=%s: more than %d entries", var, show(val, &a),
+            return ngi_fail(err, errlen, "%s=%s: more than %d entries", var, ngi_show(val, &a),
                            NG_MAX_GPUS);
         memcpy(tok[*n], p, k);
         tok[(*n)++][k] = '\0';
@@ -152,10 +140,10 @@ static int from_uuids(const ng_topology *topo, const char *fsroot, const vendor_
 {
     for (unsigned i = 0; i < n; i++) {
         char bus[NG_BUSID_LEN];
-        shown a, b;
+        ngi_shown a, b;
         if (!is_uuid_token(tok[i]))
             return ngi_fail(err, errlen, "%s=%s: '%s' mixes an index with UUIDs", v->name,
-                           show(v->val, &a), show(tok[i], &b));
+                           ngi_show(v->val, &a), ngi_show(tok[i], &b));
         int rc = v->vendor == NG_VENDOR_AMD
                      ? ngi_amd_uuid_bus(fsroot, v->name, tok[i], bus, err, errlen)
                      : ngi_nv_uuid_bus(fsroot, v->name, tok[i], bus, err, errlen);
@@ -171,20 +159,20 @@ static int from_gres(const ng_topology *topo, const ng_gres_order *order, const 
                      const char *var, const char *val, ng_gpu_vendor vendor,
                      char tok[][NGI_UUID_MAX], unsigned n, result *r, char *err, size_t errlen)
 {
-    shown a, b;
+    ngi_shown a, b;
     for (unsigned i = 0; i < n; i++) {
         unsigned gi;
         if (parse_index(tok[i], 0, &gi))
             return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index (0-%d)", var,
-                           show(val, &a), show(tok[i], &b), NG_MAX_GPUS - 1);
+                           ngi_show(val, &a), ngi_show(tok[i], &b), NG_MAX_GPUS - 1);
         if (order && order->count) {
             char bus[NG_BUSID_LEN], e2[256];
             if (gi >= order->count)
                 return ngi_fail(err, errlen,
                                "%s=%s: unknown GPU index %u (the node's gres list has %u)", var,
-                               show(val, &a), gi, order->count);
+                               ngi_show(val, &a), gi, order->count);
             if (ngi_device_file_busid(fsroot, order->device_files[gi], bus, e2, sizeof(e2)))
-                return ngi_fail(err, errlen, "%s=%s: GPU index %u: %s", var, show(val, &a), gi,
+                return ngi_fail(err, errlen, "%s=%s: GPU index %u: %s", var, ngi_show(val, &a), gi,
                                e2);
             if (add_bus(topo, r, var, val, order->device_files[gi], bus, err, errlen))
                 return -1;
@@ -192,7 +180,7 @@ static int from_gres(const ng_topology *topo, const ng_gres_order *order, const 
             int t = nth_gpu(topo, vendor, gi);
             if (t < 0)
                 return ngi_fail(err, errlen, "%s=%s: unknown GPU index %u (the topology has %u %s GPU%s)",
-                               var, show(val, &a), gi, vendor_count(topo, vendor),
+                               var, ngi_show(val, &a), gi, vendor_count(topo, vendor),
                                vendor == NG_VENDOR_UNKNOWN ? "" : ng_gpu_vendor_name(vendor),
                                vendor_count(topo, vendor) == 1 ? "" : "s");
             result_add(r, t);
@@ -205,7 +193,7 @@ static int from_gres(const ng_topology *topo, const ng_gres_order *order, const 
 static int from_positions(const ng_topology *topo, const vendor_var *v, char tok[][NGI_UUID_MAX],
                           unsigned n, result *r, char *err, size_t errlen)
 {
-    shown a, b;
+    ngi_shown a, b;
     for (unsigned i = 0; i < n; i++) {
         unsigned k;
         /* CUDA stops at the first invalid index: "-1" hides everything after. */
@@ -213,11 +201,12 @@ static int from_positions(const ng_topology *topo, const vendor_var *v, char tok
             return 0;
         if (parse_index(tok[i], v->allow_sub, &k))
             return ngi_fail(err, errlen, "%s=%s: '%s' is not a GPU index%s", v->name,
-                           show(v->val, &a), show(tok[i], &b), v->allow_sub ? " (N or N.M)" : "");
+                           ngi_show(v->val, &a), ngi_show(tok[i], &b),
+                           v->allow_sub ? " (N or N.M)" : "");
         int t = nth_gpu(topo, v->vendor, k);
         if (t < 0)
             return ngi_fail(err, errlen, "%s=%s: unknown GPU index %u (the topology has %u %s GPU%s)",
-                           v->name, show(v->val, &a), k, vendor_count(topo, v->vendor),
+                           v->name, ngi_show(v->val, &a), k, vendor_count(topo, v->vendor),
                            ng_gpu_vendor_name(v->vendor), vendor_count(topo, v->vendor) == 1 ? "" : "s");
         result_add(r, t);
     }
@@ -307,10 +296,10 @@ static int resolve_with(const ng_topology *topo, const ng_gres_order *order,
             return -1;
         return from_positions(topo, v, tok, n, r, err, errlen);
     }
-    shown a;
+    ngi_shown a;
     if (first_set && *first_set->val)
         return ngi_fail(err, errlen, "%s=%s: the topology has no %s GPU", first_set->name,
-                       show(first_set->val, &a), ng_gpu_vendor_name(first_set->vendor));
+                       ngi_show(first_set->val, &a), ng_gpu_vendor_name(first_set->vendor));
     return 0;
 }
 

@@ -36,6 +36,8 @@ static const char *const mem_mode_names[] = {
     [NG_MEM_MODE_INTERLEAVE] = "interleave",
     [NG_MEM_MODE_WEIGHTED] = "weighted_interleave",
 };
+_Static_assert(NGI_ARRAY_LEN(mem_mode_names) == NG_MEM_MODE_COUNT,
+               "mem_mode_names: one name per ng_mem_mode");
 
 /* One row per modifier, in canonical order: the parser, the formatter, the
  * messages' valid forms, ng_policy_usage and --numa-policy=help read it. */

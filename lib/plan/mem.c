@@ -160,7 +160,7 @@ ng_mem_mode ngi_plan_memory(ngi_planner *p, unsigned t, hwloc_bitmap_t mems)
             all_nodes(p, (pol->mods & NG_MOD_CPULESS) != 0, mems);
         return pi->mem_mode;
     case NGI_NODES_NONE:
-    default:
-        return NG_MEM_MODE_NONE;
+        break;  /* no default: a new way of choosing nodes must be a case */
     }
+    return NG_MEM_MODE_NONE;
 }

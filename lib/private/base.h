@@ -30,6 +30,19 @@ int ngi_busid_normalize(const char *in, char out[NG_BUSID_LEN]);
  *  escapes, no newlines); at most 64 bytes, then "...". */
 void ngi_show_bytes(const char *s, size_t n, char *out, size_t len);
 
+/** Room for what ngi_show_bytes writes (NGI_SHOW_MAX bytes of 4
+ *  characters at most, "...", the NUL). */
+#define NGI_SHOW_LEN (NGI_SHOW_MAX * 4 + 8)
+
+/** A buffer for ngi_show: one per value a message shows. */
+typedef struct ngi_shown {
+    char text[NGI_SHOW_LEN];
+} ngi_shown;
+
+/** NUL-terminated @p s as ngi_show_bytes shows it, into @p b; returns
+ *  b->text (for a message's arguments: ngi_show(v, &a), ngi_show(w, &b)). */
+const char *ngi_show(const char *s, ngi_shown *b);
+
 /** Flags of ngi_escape_bytes: also escape the backslash / the quote. */
 enum { NGI_ESC_BACKSLASH = 1u << 0, NGI_ESC_QUOTE = 1u << 1 };
 

@@ -65,6 +65,12 @@ int ngi_hwloc_setup(hwloc_topology_t hw, int include_disallowed);
  *  or talk to X (seconds per node); PCI, sysfs and DRM say all we need. */
 void ngi_hwloc_skip_slow_components(hwloc_topology_t hw);
 
+/** -1 with a one-line reason in @p err if @p path is an hwloc XML of a
+ *  format version the running hwloc cannot read (3.x under hwloc 2, 1.x
+ *  under hwloc 3), naming both versions; 0 otherwise (also when the file
+ *  cannot be read or is no hwloc XML: hwloc's own error stands). */
+int ngi_hwloc_xml_unreadable(const char *path, char *err, size_t errlen);
+
 /* ---- cache.c (the read side, and what cache_write.c shares) ---- */
 
 #define NGI_CACHE_STAMP_MAX 16384   /* stamp file bound */

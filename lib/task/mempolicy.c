@@ -44,6 +44,8 @@ static const int kernel_modes[] = {
     [NG_MEM_MODE_INTERLEAVE] = MPOL_INTERLEAVE,
     [NG_MEM_MODE_WEIGHTED] = NG_MPOL_WEIGHTED_INTERLEAVE,
 };
+_Static_assert(NGI_ARRAY_LEN(kernel_modes) == NG_MEM_MODE_COUNT,
+               "kernel_modes: one kernel mode per ng_mem_mode");
 
 /* Node masks passed to the kernel: room for NG_MAX_NUMA_OS_INDEX plus one
  * spare word (the kernel's historical "maxnode - 1" convention). */

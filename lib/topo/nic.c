@@ -5,6 +5,7 @@
  * ngi_nic_set_build after the NUMA nodes and GPUs); reads the topology
  * struct, never calls back into topology.c. docs/network.md. */
 #include "private/topo.h"
+#include "private/hwloc_compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +23,12 @@ struct ngi_nic_set {
     nic_ext ext[NG_MAX_NICS];
 };
 
-/* hwloc 3.0 made the OS device type a set of flags; 1.x and 2.x (and
- * their XML, which 3.0 converts on import) use one enum value. */
-static int osdev_is(hwloc_obj_t o, hwloc_obj_osdev_type_t type)
-{
-    if (o->type != HWLOC_OBJ_OS_DEVICE || !o->name)
-        return 0;
-#if HWLOC_API_VERSION >= 0x00030000
-    return (o->attr->osdev.types & type) != 0;
-#else
-    return o->attr->osdev.type == type;
-#endif
-}
-
-static hwloc_obj_t child_osdev(hwloc_obj_t pci, hwloc_obj_osdev_type_t type)
+/* The first OS device under a PCI function that @p is says it is (the
+ * tests live in private/hwloc_compat.h: hwloc 3.0 changed OS device types). */
+static hwloc_obj_t child_osdev(hwloc_obj_t pci, int (*is)(hwloc_obj_t))
 {
     for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
-        if (osdev_is(c, type))
+        if (is(c))
             return c;
     return NULL;
 }
@@ -46,10 +36,10 @@ static hwloc_obj_t child_osdev(hwloc_obj_t pci, hwloc_obj_osdev_type_t type)
 /* Ports from the verbs device's "Port<p>State" infos (4 = ACTIVE). */
 static void nic_ports(hwloc_obj_t ofed, ng_nic_info *ni)
 {
-    for (unsigned i = 0; ofed && i < ofed->infos_count; i++) {
+    for (unsigned i = 0; ofed && i < NGI_OBJ_INFOS_COUNT(ofed); i++) {
         unsigned p;
         char tail[8];
-        const struct hwloc_info_s *inf = &ofed->infos[i];
+        const struct hwloc_info_s *inf = NGI_OBJ_INFO_AT(ofed, i);
         if (!inf->name || !inf->value || sscanf(inf->name, "Port%u%7s", &p, tail) != 2 ||
             strcmp(tail, "State") != 0 || p < 1 || p > 31)
             continue;
@@ -127,8 +117,8 @@ int ngi_device_name_check(const char *name, size_t max, const char *what, const 
 static int nic_add(ngi_nic_set *s, hwloc_topology_t hw, const ng_topology *t, hwloc_obj_t pci,
                    char *err, size_t errlen)
 {
-    hwloc_obj_t ofed = child_osdev(pci, HWLOC_OBJ_OSDEV_OPENFABRICS);
-    hwloc_obj_t net = child_osdev(pci, HWLOC_OBJ_OSDEV_NETWORK);
+    hwloc_obj_t ofed = child_osdev(pci, ngi_osdev_is_rdma);
+    hwloc_obj_t net = child_osdev(pci, ngi_osdev_is_netif);
     if ((!ofed && !net) || s->n >= NG_MAX_NICS)
         return 0;
     ng_nic_info *ni = &s->nic[s->n];

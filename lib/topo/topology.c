@@ -46,6 +46,17 @@ out:
     return ok;
 }
 
+/* An XML hwloc refused: a format version this hwloc does not read (said
+ * as such, both versions named), else bad content. */
+static int bad_xml(const char *path, char *err, size_t errlen)
+{
+    int e = errno;
+    if (ngi_hwloc_xml_unreadable(path, err, errlen) < 0)
+        return -1;
+    return ngi_fail(err, errlen, "'%.200s' is not a valid hwloc XML topology (%s)", path,
+                    strerror(e));
+}
+
 static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size_t errlen)
 {
     if (hwloc_topology_init(&t->hw) < 0) {
@@ -58,17 +69,18 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
         if (access(o->xml_path, R_OK) < 0)
             return ngi_fail(err, errlen, "cannot read topology XML '%.200s': %s", o->xml_path,
                            strerror(errno));
-        /* hwloc 2.x parses the file here: a failure means bad content. */
+        /* hwloc 2.x parses the file here, 3.0 at load: either way a
+         * failure means bad content (bad_xml). */
         if (hwloc_topology_set_xml(t->hw, o->xml_path) < 0)
-            return ngi_fail(err, errlen, "'%.200s' is not a valid hwloc XML topology (%s)",
-                           o->xml_path, strerror(errno));
+            return bad_xml(o->xml_path, err, errlen);
     } else {
         ngi_hwloc_skip_slow_components(t->hw);
     }
-    if (hwloc_topology_load(t->hw) < 0)
-        return ngi_fail(err, errlen, "hwloc cannot load %s%.200s%s: %s",
-                       o->xml_path ? "XML '" : "the live topology", o->xml_path ? o->xml_path : "",
-                       o->xml_path ? "' (not a valid hwloc XML?)" : "", strerror(errno));
+    if (hwloc_topology_load(t->hw) < 0) {
+        if (o->xml_path && *o->xml_path)
+            return bad_xml(o->xml_path, err, errlen);
+        return ngi_fail(err, errlen, "hwloc cannot load the live topology: %s", strerror(errno));
+    }
     if (hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_PU) <= 0)
         return ngi_fail(err, errlen, "topology has no usable PU");
     return 0;

@@ -9,6 +9,7 @@ import shutil
 import os
 import subprocess
 import sys
+import tempfile
 
 BUILD = os.environ.get("BUILD", "build")
 CLI = os.path.join(BUILD, "numaguard")
@@ -32,6 +33,10 @@ def ok(cond, desc, diag=None):
 def run(*args):
     p = subprocess.run([CLI] + list(args), capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
+
+
+# The hwloc this CLI runs with: 3.x under make check-hwloc-next.
+HWLOC3 = "\nhwloc 3." in "\n" + run("--version")[1]
 
 
 def plan(topo, *args):
@@ -550,12 +555,30 @@ for args, needle in [
     (["plan", "--tasks", "1", "--cpus", "3-1"], "--cpus"),
     (["topo", "--topology", "/nonexistent.xml"], "cannot load topology /nonexistent.xml"),
     (["frobnicate"], "unknown command"),
+    # hwloc 2.x loads it and numaguard's own check refuses it; hwloc 3.0
+    # refuses it itself (make check-hwloc-next).
     (["topo", "--topology", "tests/fuzz/crashes/fuzz_topology_xml-duplicate-numa-os-index.xml"],
-     "two NUMA nodes are numbered 2"),
+     "is not a valid hwloc XML topology" if HWLOC3 else "two NUMA nodes are numbered 2"),
 ]:
     rc, out, err = run(*args)
     lines = err.strip().splitlines()
     ok(rc != 0 and lines and needle in lines[-1], f"error for {' '.join(args[:4])}: {needle}", err)
+
+# An XML of a newer format than the running hwloc reads: one line naming
+# both versions (hwloc 2.x reads no 3.0 XML; under hwloc 3 t-hwloc-next-xml
+# checks 1.x XMLs the same way).
+if not HWLOC3:
+    with tempfile.TemporaryDirectory() as d:
+        with open(f"{TOPO}/laptop-hp-elitebook-i7-1370p.xml") as f:
+            xml = f.read().replace('<topology version="2.0">', '<topology version="3.0">', 1)
+        with open(os.path.join(d, "v3.xml"), "w") as f:
+            f.write(xml)
+        rc, out, err = run("topo", "--topology", os.path.join(d, "v3.xml"))
+        hw = run("--version")[1].split("\nhwloc ")[1].split()[0]
+        ok(rc == 1 and len(err.splitlines()) == 1 and "is an hwloc 3.0 XML topology" in err
+           and f"runs hwloc {hw}, which reads hwloc XML 1.x and 2.x only" in err
+           and "--export-xml-flags v2" in err,
+           f"a version-3.0 XML under hwloc {hw}: one line naming both versions", err)
 
 # --numa-policy=help says what interleave/weighted use without NODES: every
 # node with CPUs (the planner's rule, docs/grammar.md), not the GPU's nodes.

@@ -15,6 +15,11 @@ row that matches no differing case is stale and fails.
     python3 tests/compat/compat.py --base REF/build/numaguard \
         --new build/numaguard [--base-name 0ecd89c] [--jobs 2] \
         [--differences FILE] [--report FILE] [--only GLOB]
+        [--new-topologies DIR]
+
+--new-topologies DIR: the new CLI reads DIR/<stem>.xml where DIR has it,
+instead of tests/topologies/<stem>.xml (make check-hwloc-next: hwloc 3.0
+reads no 1.x XML, so it gets their 2.x conversions).
 
 The shapes are computed from the reference's own `topo --json`, so both
 CLIs get the same arguments whatever they answer.
@@ -37,6 +42,7 @@ TOPO_DIR = "tests/topologies"
 # may reach either CLI.
 PATH = "/usr/local/bin:/usr/bin:/bin"
 TIMEOUT = 60
+NEW_TOPOLOGIES = None  # --new-topologies
 DIFF_LINES = 24       # diff lines shown per differing case
 CASES_SHOWN = 4       # differing cases shown with a diff per TAP line
 DIFFS_TOTAL = 12      # ... and in all
@@ -305,12 +311,27 @@ def live_cases():
 
 # --- running and comparing --------------------------------------------------
 
-def run_one(cli, case):
+def new_args(args):
+    """The new CLI's arguments: a corpus file replaced by its twin in
+    --new-topologies DIR where that has one."""
+    if not NEW_TOPOLOGIES:
+        return args
+    out = []
+    for a in args:
+        twin = os.path.join(NEW_TOPOLOGIES, os.path.basename(a))
+        if a.startswith(TOPO_DIR + "/") and os.path.exists(twin):
+            a = twin
+        out.append(a)
+    return out
+
+
+def run_one(cli, case, args=None):
     env = {"PATH": PATH, "LC_ALL": "C"}
     env.update(case.env)
     try:
         # argv[0] is "numaguard" for both, whatever their paths.
-        p = subprocess.run(["numaguard"] + case.args, executable=cli, env=env,
+        argv = ["numaguard"] + (case.args if args is None else args)
+        p = subprocess.run(argv, executable=cli, env=env,
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -335,7 +356,7 @@ def transcript(result, as_json):
 
 
 def compare(base, new, case):
-    b, n = run_one(base, case), run_one(new, case)
+    b, n = run_one(base, case), run_one(new, case, new_args(case.args))
     case.rc = b[0]
     if b == n and not isinstance(b[0], str):
         return "identical", []
@@ -376,7 +397,10 @@ def main():
     ap.add_argument("--differences", default="tests/compat/differences.tsv")
     ap.add_argument("--report")
     ap.add_argument("--only", help="run only the cases whose id matches this glob")
+    ap.add_argument("--new-topologies", help="the new CLI reads corpus files from here where present")
     a = ap.parse_args()
+    global NEW_TOPOLOGIES
+    NEW_TOPOLOGIES = a.new_topologies
     t0 = time.time()
 
     stems, infos = [], {}

@@ -28,7 +28,9 @@ KNL=$TOPO/knl-7250-snc4-flat-hwloc1.xml
 if [ ! -x "$NG" ] || ! command -v xmllint >/dev/null || ! command -v rsvg-convert >/dev/null; then
     skip_all "needs $NG (make), xmllint (libxml2-utils) and rsvg-convert (librsvg2-bin): sh tests/install-deps.sh"
 fi
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+# make test-fast (NG_FAST=1) leaves Chromium's renders and valgrind to make check.
+CHROMIUM=""
+[ -n "${NG_FAST:-}" ] || CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 lstopo-no-graphics --of xml "$T/live.xml" 2>/dev/null ||
     hwloc-ls --of xml "$T/live.xml" 2>/dev/null
 
@@ -72,7 +74,7 @@ plan_case() {
     emit "$T/$name.pngcheck"
     [ "$png" -ge 2 ] || return 0
     if [ -z "$CHROMIUM" ]; then
-        skip 3 "no chromium (sh tests/install-deps.sh installs it)"
+        skip 3 "no chromium (sh tests/install-deps.sh installs it), or make test-fast"
         return 0
     fi
     chromium_png "$T/$name.svg" "$T/$name.chromium.png" "$T/$name.probes"
@@ -326,14 +328,14 @@ vg() {
     ok $((rc != 0 || errs != 0)) "valgrind: $desc"
     [ "$rc" = 0 ] && [ "$errs" = 0 ] || grep -E -A8 '^==[0-9]*== [A-Z]' "$T/vg.err" | head -20 | sed 's/^/# /'
 }
-if command -v valgrind >/dev/null; then
+if [ -z "${NG_FAST:-}" ] && command -v valgrind >/dev/null; then
     vg "plan --svg and --map, GH200, 8 tasks, weighted" "$NG" plan --topology "$GH" --tasks 8 \
         --task-gpus "0;0;1;1;2;2;3;3" --numa-policy weighted:all,cpuless --svg "$T/vg.svg" --map
     vg "topo --svg -, disallowed and offline CPUs" "$NG" topo \
         --topology "$TOPO/opteron-8s-cgroup-cpuset-disallowed.xml" --svg -
     vg "check --svg and --map, this machine" "$NG" check --pid $$ --svg "$T/vg.svg" --map
 else
-    skip 3 "valgrind not installed"
+    skip 3 "valgrind not installed, or make test-fast"
 fi
 
 # --- topo --svg over the whole corpus: well-formed, every PU once ---

@@ -39,6 +39,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOPO_DIR = os.path.join(TOP, "tests", "topologies")
@@ -160,7 +161,15 @@ def run(ng, argv):
             if path is None:
                 return "no topology file for --topology %s" % val
             args[where] = path if where != k else "--topology=" + path
-    p = subprocess.run([ng] + args, cwd=TOP, env=CLEAN_ENV, capture_output=True, text=True)
+    # A picture the example writes (--svg plan.svg) goes to a scratch
+    # folder, never into the repository it runs in.
+    with tempfile.TemporaryDirectory() as scratch:
+        for k, a in enumerate(args):
+            if a == "--svg" and k + 1 < len(args) and args[k + 1] != "-":
+                args[k + 1] = os.path.join(scratch, os.path.basename(args[k + 1]))
+            elif a.startswith("--svg=") and a != "--svg=-":
+                args[k] = "--svg=" + os.path.join(scratch, os.path.basename(a[6:]))
+        p = subprocess.run([ng] + args, cwd=TOP, env=CLEAN_ENV, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -14,7 +14,10 @@ read. From that:
      build, spank/faults.c, excepted: it passes the test seams);
   5. every global symbol of the library is public API (declared in
      lib/include/) or marked internal (ngi_*);
-  6. the public headers include only public headers (and system ones).
+  6. the public headers include only public headers (and system ones);
+  7. every folder of lib/ with sources is in the layer table (a folder it
+     does not know would be ranked nowhere, and calls through it, such as
+     gpu -> lib/zzz -> plan, would pass: t-layers-scratch.sh tries that).
 Prints the layer table and the edges between folders, then TAP lines.
 """
 import collections
@@ -38,10 +41,12 @@ LAYERS = {
     "spank":       (6, ["lib/*"]),
     "tools":       (6, ["lib/*"]),
 }
+# Folders of lib/ that hold headers only (no layer of their own).
+HEADER_FOLDERS = {"lib/include", "lib/private"}
 # Private headers belong to a folder's layer.
 PRIVATE = {
     "base.h": "lib/base", "cgroup.h": "lib/base", "hostlist.h": "lib/base",
-    "sysops.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
+    "sysops.h": "lib/base", "hwloc_compat.h": "lib/base", "topo.h": "lib/topo", "options.h": "lib/options",
     "gpu.h": "lib/gpu", "plan.h": "lib/plan", "task.h": "lib/task",
     "inspect.h": "lib/inspect", "draw.h": "lib/draw", "doctor.h": "lib/doctor",
 }
@@ -160,6 +165,21 @@ def main():
         print("#   %d  %-12s %2d files %6d lines  uses: %s" % (
             rank, f, len(files), sum(lines[s] for s in files),
             " ".join(sorted(fedges[f])) or "-"))
+
+    # A folder of lib/ the table does not rank: its files would be in no
+    # layer and every check above would pass over them.
+    unranked = []
+    for d in sorted(glob.glob("lib/*/")):
+        d = d.rstrip("/")
+        srcs = glob.glob(d + "/**/*.c", recursive=True)
+        if d in HEADER_FOLDERS:
+            unranked += ["%s holds a source file (headers only): %s" % (d, s) for s in srcs]
+        elif d not in LAYERS:
+            unranked.append("%s is in no layer (%d source files): give it a rank and the folders it "
+                            "may use in LAYERS, tests/layers/layers.py" % (d, len(srcs)))
+    unranked += ["%s is in no folder of lib/" % s for s in sorted(glob.glob("lib/*.c"))]
+    ok(not unranked, "every folder of lib/ is in the layer table (%d folders)" % sum(
+        1 for f in LAYERS if f.startswith("lib/")), unranked)
 
     circles = sccs(graph)
     ok(not circles, "no circle between source files (%d files, %d edges)" % (

@@ -81,13 +81,17 @@ int ng_policy_usage(char *buf, size_t len);
  *  (multi-line text, static storage, built from the option tables). */
 const char *ng_policy_help(void);
 
-/** Memory policy mode a task gets (the kernel's mode for a policy kind). */
+/** Memory policy mode a task gets (the kernel's mode for a policy kind).
+ *  A new mode goes before NG_MEM_MODE_COUNT; every table indexed by the
+ *  mode (its name here, its kernel mode in lib/task, its picture in
+ *  lib/draw) then fails to compile until it has its row. */
 typedef enum ng_mem_mode {
     NG_MEM_MODE_NONE = 0,       /**< leave as is */
     NG_MEM_MODE_BIND,           /**< MPOL_BIND */
     NG_MEM_MODE_PREFERRED_MANY, /**< MPOL_PREFERRED_MANY */
     NG_MEM_MODE_INTERLEAVE,     /**< MPOL_INTERLEAVE */
-    NG_MEM_MODE_WEIGHTED        /**< MPOL_WEIGHTED_INTERLEAVE */
+    NG_MEM_MODE_WEIGHTED,       /**< MPOL_WEIGHTED_INTERLEAVE */
+    NG_MEM_MODE_COUNT           /**< number of modes (not a mode): table size, loop bound */
 } ng_mem_mode;
 
 /** "none","bind","preferred_many","interleave","weighted_interleave"

@@ -272,6 +272,12 @@ int ng_topology_cache_valid(const char *dir, char *why, size_t whylen);
  */
 int ng_topology_lean_hwloc(void);
 
+/** The hwloc release this process runs with ("2.9.0"), as hwloc records it
+ *  in every topology it builds (not hwloc_get_api_version(), the API's
+ *  number), into @p buf (at most 32 characters). 0, or -1 with "unknown".
+ *  Thread-safe; builds a one-PU synthetic topology (microseconds). */
+int ng_hwloc_version(char *buf, size_t len);
+
 /** @} */
 
 #ifdef __cplusplus
