@@ -271,6 +271,32 @@ static void devices(const map *p)
                 "them\n", m->nic_hidden, m->nic_hidden_eth, m->nic_hidden - m->nic_hidden_eth);
 }
 
+/* Which tasks share each shared core ("*" in its cell: one character
+ * cannot name them): "shared cores: CPU 0: tasks 0,4; CPU 1: tasks 1,5",
+ * the core named by its first CPU, at most MAX_SHARED_LISTED of them. */
+#define MAX_SHARED_LISTED 16
+static void shared_cores(const map *p)
+{
+    const ngi_draw_model *m = p->m;
+    unsigned n = 0;
+    if (m->mode != NGI_MODE_PLAN)
+        return;
+    for (hwloc_obj_t c = ngi_draw_next_core(m->hw, NULL); c; c = ngi_draw_next_core(m->hw, c)) {
+        ngi_draw_cell cell;
+        ngi_draw_cell_of(m, c->cpuset, &cell);
+        if (cell.state != NGI_PU_TASK || !cell.shared)
+            continue;
+        if (n < MAX_SHARED_LISTED)
+            fprintf(p->f, "%s CPU %u: %s%s", n ? ";" : "shared cores:", cell.first_pu,
+                    strchr(cell.tasks, ' ') ? "" : "tasks ", cell.tasks);
+        n++;
+    }
+    if (n > MAX_SHARED_LISTED)
+        fprintf(p->f, "; %u more", n - MAX_SHARED_LISTED);
+    if (n)
+        fputc('\n', p->f);
+}
+
 static void key_symbol(const map *p, const ngi_legend_row *r)
 {
     char sym[8];
@@ -344,6 +370,7 @@ int ngi_draw_map_write(FILE *f, const ngi_draw_model *m, const ngi_legend *lg)
         fprintf(f, "offline or disallowed CPUs: %s\n", list);
     }
     devices(&p);
+    shared_cores(&p);
     legend(&p, lg);
     return ferror(f) ? -1 : 0;
 }

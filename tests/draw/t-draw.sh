@@ -164,6 +164,15 @@ for m in re.finditer(r'<rect class="core" data-core="\d+" data-task="\d+" data-t
 print("shared %d, wrong %s" % (n, bad))
 EOF
 )" "shared 2, wrong []" "4 tasks on 2 cores: each shared core names its tasks (the plan's tasks on its CPUs)"
+# The map's cells show "*" (one character): its "shared cores:" line names
+# each shared core's tasks, the plan's tasks on that core's CPUs.
+"$NG" plan --topology tests/topologies/xe8640-4xh100-spr8480-snc4.xml --tasks 6 --cpus 0-3 --map \
+    >"$T/shared.map" 2>/dev/null
+is "$(grep '^shared cores:' "$T/shared.map")" "shared cores: CPU 0: tasks 0,4; CPU 1: tasks 1,5" \
+    "--map: 6 tasks on 4 cores: the shared cores and their tasks in one line"
+"$NG" plan --topology tests/topologies/xe8640-4xh100-spr8480-snc4.xml --tasks 4 --cpus 0-3 --map \
+    >"$T/unshared.map" 2>/dev/null
+is "$(grep -c '^shared cores:' "$T/unshared.map")" "0" "--map: no shared core, no such line"
 # --- idle allocated cores grey, excluded dimmed (keys in the legend) ---
 like "$(grep -c 'data-key="idle"' "$T/xeidle.svg")" '^1$' "idle allocated cores: grey, with a key"
 like "$(grep -c 'data-key="excluded"' "$T/xecpu.svg")" '^1$' "CPUs outside --cpus: dimmed, with a key"
