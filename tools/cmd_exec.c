@@ -96,8 +96,7 @@ static int check_args(int argc, char **argv, exec_opts *o)
 static int parse_args(int argc, char **argv, exec_opts *o)
 {
     static const struct option longopts[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"fsroot", required_argument, NULL, 'r'},
+        CLI_OPTS_COMMON,
         {"numa-policy", required_argument, NULL, 'p'},
         {"omp-guard", optional_argument, NULL, 'o'},
         {"net-affinity", optional_argument, NULL, 'a'},
@@ -109,11 +108,6 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"verbose", no_argument, NULL, 'v'},
         {"dry-run", no_argument, NULL, 'n'},
         {"explain", no_argument, NULL, 'x'},
-        {"json", no_argument, NULL, 'j'},
-        {"svg", required_argument, NULL, 'S'},
-        {"map", no_argument, NULL, 'M'},
-        CLI_OPT_SCALE,
-        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -122,9 +116,12 @@ static int parse_args(int argc, char **argv, exec_opts *o)
     /* '+': stop at the first non-option, so the command's own options are
      * never taken for ours even without "--". */
     while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+        int rc = cli_common_option("exec", c, optarg, &o->common);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
         switch (c) {
-        case 't': o->common.topology = optarg; break;
-        case 'r': o->common.fsroot = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'o': o->omp = optarg; o->omp_given = 1; break;
         case 'a': o->net = optarg; o->net_given = 1; break;
@@ -134,14 +131,6 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'v': o->verbose = 1; break;
         case 'n': o->dry_run = 1; break;
         case 'x': o->dry_run = o->explain = 1; break;
-        case 'j': o->common.json = 1; break;
-        case 'S': o->common.svg = optarg; break;
-        case 'M': o->common.map = 1; break;
-        case 'Z':
-        case 'E':
-            if (cli_draw_option("exec", c, optarg, &o->common))
-                return 2;
-            break;
         case 'R':
             if ((v = ng_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);
