@@ -88,6 +88,11 @@ void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs);
 #define CLI_DOC_SVG(what) {"--svg FILE", what " as an SVG picture into FILE (- for stdout; docs/draw.md)"}
 #define CLI_DOC_SCALE {"--scale F", "the SVG's pixels per unit, 0.25-8 (default: 1; small machines up to 3, 720 px wide)"}
 #define CLI_DOC_ALL_NICS {"--all-nics", "draw and list every NIC (default: a plan's in use, else the RDMA ones; one box counts the rest)"}
+/* --scale and --all-nics, which every command that draws documents
+ * together; the end of every command's table: --fsroot, --help, the
+ * closing entry. */
+#define CLI_DOC_PICTURE CLI_DOC_SCALE, CLI_DOC_ALL_NICS
+#define CLI_DOC_END CLI_DOC_FSROOT, CLI_DOC_HELP, {NULL, NULL}
 /* The getopt entries of common_opts, shared by topo, plan, exec and check:
  * --topology, --fsroot, --json, --svg, --map, --scale, --all-nics. */
 #define CLI_OPTS_COMMON                                                                     \

@@ -36,12 +36,9 @@ static const cli_opt_doc check_docs[] = {
     {"--json", "one JSON document (docs/check.md)"},
     CLI_DOC_MAP("runnable threads per core"),
     CLI_DOC_SVG("runnable threads per core"),
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
+    CLI_DOC_PICTURE,
     CLI_DOC_TOPOLOGY,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_END};
 
 typedef struct check_opts {
     common_opts common;

@@ -48,12 +48,9 @@ static const cli_opt_doc exec_docs[] = {
     {"--json", "with --dry-run: one JSON document (docs/json.md)"},
     CLI_DOC_MAP("with --dry-run: every local rank's slice"),
     {"--svg FILE", "with --dry-run: every local rank's slice, this rank outlined, as SVG (- for stdout)"},
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
+    CLI_DOC_PICTURE,
     CLI_DOC_TOPOLOGY,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_END};
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
  * command. A first word that is a value of the bare option, without "--"

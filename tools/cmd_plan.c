@@ -31,11 +31,8 @@ static const cli_opt_doc plan_docs[] = {
     {"--json", "one JSON document (docs/json.md)"},
     CLI_DOC_MAP("the plan"),
     CLI_DOC_SVG("the plan"),
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_PICTURE,
+    CLI_DOC_END};
 
 typedef struct plan_opts {
     common_opts common;

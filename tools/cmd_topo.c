@@ -201,11 +201,8 @@ int cmd_topo(int argc, char **argv)
         {"--json", "one JSON document: NUMA nodes, GPUs, NICs and their distances (docs/json.md)"},
         CLI_DOC_MAP("the machine"),
         CLI_DOC_SVG("the machine"),
-        CLI_DOC_SCALE,
-        CLI_DOC_ALL_NICS,
-        CLI_DOC_FSROOT,
-        CLI_DOC_HELP,
-        {NULL, NULL}};
+        CLI_DOC_PICTURE,
+        CLI_DOC_END};
     common_opts o = {0};
     int c;
     optind = 1;
