@@ -62,7 +62,7 @@ static atomic_flag rt_lock = ATOMIC_FLAG_INIT;
 #define SITES 4096
 typedef struct site_entry {
     _Atomic uintptr_t site;
-    _Atomic(const ngo_rt *) rt;
+    const ngo_rt *_Atomic rt;   /* _Atomic(const ngo_rt *), spelt so pmccabe reads it */
 } site_entry;
 static site_entry sites[SITES];
 
@@ -203,53 +203,123 @@ const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym)
 /* Runtimes linked in statically: said once, never guessed             */
 /* ------------------------------------------------------------------ */
 
-/* Does the object's dynamic symbol table DEFINE @p name? (In memory: the
- * loader mapped it; DT_HASH or DT_GNU_HASH give the symbol count.) */
-static int dyn_defines(const struct dl_phdr_info *info, const char *name)
+/* An object's dynamic symbol table, from its DT_* entries (in memory: the
+ * loader mapped it). nsyms comes from DT_HASH, else from DT_GNU_HASH. */
+typedef struct dyn_table {
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    size_t syment, strsz, nsyms;
+    const uint32_t *gnuhash;
+} dyn_table;
+
+/* DT_GNU_HASH gives no count: the highest symbol index in the buckets,
+ * then the end of its chain (the last entry has its low bit set). */
+static size_t gnu_hash_nsyms(const uint32_t *gnuhash)
+{
+    uint32_t nbuckets = gnuhash[0], symoffset = gnuhash[1], bloom = gnuhash[2];
+    const uint32_t *buckets = gnuhash + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++)
+        if (buckets[b] > last)
+            last = buckets[b];
+    if (last >= symoffset)
+        while (!(chain[last - symoffset] & 1))
+            last++;
+    return last ? last + 1 : 0;
+}
+
+/* The table's parts from the PT_DYNAMIC segment; 0 when it has none. */
+static int dyn_table_of(const struct dl_phdr_info *info, dyn_table *t)
 {
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    *t = (dyn_table){.syment = sizeof(ElfW(Sym))};
     if (!dyn)
         return 0;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    size_t syment = sizeof(ElfW(Sym)), strsz = 0, nsyms = 0;
-    const uint32_t *gnuhash = NULL;
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn->d_un.d_ptr; break;
-        case DT_STRTAB: strtab = (const char *)dyn->d_un.d_ptr; break;
-        case DT_STRSZ: strsz = dyn->d_un.d_val; break;
-        case DT_SYMENT: syment = dyn->d_un.d_val; break;
-        case DT_HASH: nsyms = ((const uint32_t *)dyn->d_un.d_ptr)[1]; break;
-        case DT_GNU_HASH: gnuhash = (const uint32_t *)dyn->d_un.d_ptr; break;
+        case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)dyn->d_un.d_ptr; break;
+        case DT_STRTAB: t->strtab = (const char *)dyn->d_un.d_ptr; break;
+        case DT_STRSZ: t->strsz = dyn->d_un.d_val; break;
+        case DT_SYMENT: t->syment = dyn->d_un.d_val; break;
+        case DT_HASH: t->nsyms = ((const uint32_t *)dyn->d_un.d_ptr)[1]; break;
+        case DT_GNU_HASH: t->gnuhash = (const uint32_t *)dyn->d_un.d_ptr; break;
         default: break;
         }
     }
-    if (!symtab || !strtab || syment != sizeof(ElfW(Sym)))
+    return 1;
+}
+
+/* Does the object's dynamic symbol table DEFINE @p name? */
+static int dyn_defines(const struct dl_phdr_info *info, const char *name)
+{
+    dyn_table t;
+    if (!dyn_table_of(info, &t) || !t.symtab || !t.strtab || t.syment != sizeof(ElfW(Sym)))
         return 0;
-    if (!nsyms && gnuhash) {
-        /* The highest symbol index in the buckets, then its chain's end. */
-        uint32_t nbuckets = gnuhash[0], symoffset = gnuhash[1], bloom = gnuhash[2];
-        const uint32_t *buckets = gnuhash + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
-        const uint32_t *chain = buckets + nbuckets;
-        uint32_t last = 0;
-        for (uint32_t b = 0; b < nbuckets; b++)
-            if (buckets[b] > last)
-                last = buckets[b];
-        if (last >= symoffset)
-            while (!(chain[last - symoffset] & 1))
-                last++;
-        nsyms = last ? last + 1 : 0;
-    }
-    for (size_t i = 1; i < nsyms; i++) {
-        const ElfW(Sym) *s = &symtab[i];
-        if (s->st_shndx != SHN_UNDEF && s->st_name < strsz && strcmp(strtab + s->st_name, name) == 0)
+    if (!t.nsyms && t.gnuhash)
+        t.nsyms = gnu_hash_nsyms(t.gnuhash);
+    for (size_t i = 1; i < t.nsyms; i++) {
+        const ElfW(Sym) *s = &t.symtab[i];
+        if (s->st_shndx != SHN_UNDEF && s->st_name < t.strsz &&
+            strcmp(t.strtab + s->st_name, name) == 0)
             return 1;
     }
     return 0;
+}
+
+/* The section headers of the ELF file on fd (malloc'd, *n of them), or
+ * NULL when it is not ELF of our class or has none or over 4096. */
+static ElfW(Shdr) *read_shdrs(int fd, unsigned *n)
+{
+    ElfW(Ehdr) eh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096)
+        return NULL;
+    size_t shsz = (size_t)eh.e_shnum * sizeof(ElfW(Shdr));
+    ElfW(Shdr) *sh = malloc(shsz);
+    if (!sh || pread(fd, sh, shsz, (off_t)eh.e_shoff) != (ssize_t)shsz) {
+        free(sh);
+        return NULL;
+    }
+    *n = eh.e_shnum;
+    return sh;
+}
+
+/* Does one of @p names have a defined symbol in [syms, syms + n)? */
+static int syms_define(const ElfW(Sym) *syms, size_t n, const char *str, size_t strsz,
+                       const char *const *names, unsigned nnames)
+{
+    for (size_t k = 1; k < n; k++)
+        for (unsigned j = 0; j < nnames; j++)
+            if (syms[k].st_shndx != SHN_UNDEF && syms[k].st_name < strsz &&
+                strcmp(str + syms[k].st_name, names[j]) == 0)
+                return 1;
+    return 0;
+}
+
+/* One SHT_SYMTAB section and its string table, read from fd: does it
+ * define one of @p names? Either over 32 MiB is not read (0). */
+static int symtab_defines(int fd, const ElfW(Shdr) *symsh, const ElfW(Shdr) *st,
+                          const char *const *names, unsigned nnames)
+{
+    if (symsh->sh_size > (32u << 20) || st->sh_size > (32u << 20))
+        return 0;
+    int found = 0;
+    ElfW(Sym) *syms = malloc(symsh->sh_size);
+    char *str = malloc(st->sh_size + 1);
+    if (syms && str &&
+        pread(fd, syms, symsh->sh_size, (off_t)symsh->sh_offset) == (ssize_t)symsh->sh_size &&
+        pread(fd, str, st->sh_size, (off_t)st->sh_offset) == (ssize_t)st->sh_size) {
+        str[st->sh_size] = '\0';
+        found = syms_define(syms, symsh->sh_size / sizeof(ElfW(Sym)), str, st->sh_size, names,
+                            nnames);
+    }
+    free(syms);
+    free(str);
+    return found;
 }
 
 /* The main program's own symbol table (.symtab, read from the file: a
@@ -257,44 +327,14 @@ static int dyn_defines(const struct dl_phdr_info *info, const char *name)
  * a symbol table over 32 MiB is not read (the program is not told). */
 static int exe_symtab_defines(const char *const *names, unsigned nnames)
 {
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    ElfW(Ehdr) eh;
-    int found = 0;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), found = 0;
+    unsigned n = 0;
     if (fd < 0)
         return 0;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096) {
-        close(fd);
-        return 0;
-    }
-    size_t shsz = (size_t)eh.e_shnum * sizeof(ElfW(Shdr));
-    ElfW(Shdr) *sh = malloc(shsz);
-    if (!sh || pread(fd, sh, shsz, (off_t)eh.e_shoff) != (ssize_t)shsz) {
-        free(sh);
-        close(fd);
-        return 0;
-    }
-    for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum)
-            continue;
-        const ElfW(Shdr) *st = &sh[sh[i].sh_link];
-        if (sh[i].sh_size > (32u << 20) || st->sh_size > (32u << 20))
-            continue;
-        ElfW(Sym) *syms = malloc(sh[i].sh_size);
-        char *str = malloc(st->sh_size + 1);
-        if (syms && str && pread(fd, syms, sh[i].sh_size, (off_t)sh[i].sh_offset) ==
-                               (ssize_t)sh[i].sh_size &&
-            pread(fd, str, st->sh_size, (off_t)st->sh_offset) == (ssize_t)st->sh_size) {
-            str[st->sh_size] = '\0';
-            size_t n = sh[i].sh_size / sizeof(ElfW(Sym));
-            for (size_t k = 1; k < n && !found; k++)
-                for (unsigned j = 0; j < nnames && !found; j++)
-                    found = syms[k].st_shndx != SHN_UNDEF && syms[k].st_name < st->sh_size &&
-                            strcmp(str + syms[k].st_name, names[j]) == 0;
-        }
-        free(syms);
-        free(str);
-    }
+    ElfW(Shdr) *sh = read_shdrs(fd, &n);
+    for (unsigned i = 0; sh && i < n && !found; i++)
+        if (sh[i].sh_type == SHT_SYMTAB && sh[i].sh_link < n)
+            found = symtab_defines(fd, &sh[i], &sh[sh[i].sh_link], names, nnames);
     free(sh);
     close(fd);
     return found;

@@ -7,18 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef NG_FAULT_INJECTION
-static int conf_bad(ng_spank_conf *conf, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int conf_bad(ng_spank_conf *conf, const char *fmt, ...)
+int ng_spank_fail(int *flag, char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
-    conf->disabled = 1;
+    *flag = 1;
     va_start(ap, fmt);
-    vsnprintf(conf->disabled_why, sizeof conf->disabled_why, fmt, ap);
+    vsnprintf(why, len, fmt, ap);
     va_end(ap);
     return -1;
 }
+
+#ifdef NG_FAULT_INJECTION
+/* A malformed argument disables the plugin; disabled_why says which. */
+#define conf_bad(conf, ...)                                                                  \
+    ng_spank_fail(&(conf)->disabled, (conf)->disabled_why, sizeof (conf)->disabled_why,      \
+                  __VA_ARGS__)
 
 /* test_fault=POINT belongs to the test build alone (spank/faults.c): it is
  * taken out here, before the library's parser (which, like the shipped

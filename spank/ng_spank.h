@@ -62,6 +62,11 @@ typedef struct ng_spank_conf {
 #endif
 } ng_spank_conf;
 
+/** The plugin's one "failed, and why": *flag = 1, the message printed
+ *  into why (bounded by len); returns -1 (config.c). */
+int ng_spank_fail(int *flag, char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /** Parse plugstack.conf argv into @p conf. On a bad argument, conf->disabled
  *  is set and disabled_why names it; returns -1. Never exits or logs. */
 int ng_spank_conf_parse(ng_spank_conf *conf, int argc, char **argv);

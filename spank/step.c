@@ -7,22 +7,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static int step_fail(ng_step *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int step_fail(ng_step *step, const char *fmt, ...)
-{
-    va_list ap;
-    step->failed = 1;
-    va_start(ap, fmt);
-    vsnprintf(step->failure, sizeof step->failure, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* The step's plan failed; failure says why (logged once per step). */
+#define step_fail(step, ...)                                                                 \
+    ng_spank_fail(&(step)->failed, (step)->failure, sizeof (step)->failure, __VA_ARGS__)
 
 int ng_step_cores_to_cpus(const ng_topology *topo, const char *cores, hwloc_bitmap_t out,
                           char *err, size_t errlen)
@@ -165,6 +157,25 @@ static void cache_note(ng_step *step, const char *dir)
              "topology cache %s not used (%s); topology discovered live", dir, why);
 }
 
+/* The planner's request for this step: its tasks, CPUs, options and the
+ * admin's lists as kept in the step; each task's GPUs as given (NULL:
+ * none known). The first plan and the re-plan ask exactly this. */
+static ng_plan_request step_request(const ng_step *step, const unsigned *count,
+                                    const unsigned *offset, const int *gpus)
+{
+    return (ng_plan_request){.ntasks = step->ntasks,
+                             .allowed_cpus = step->cpus,
+                             .task_gpu_count = count,
+                             .task_gpu_offset = offset,
+                             .task_gpus = gpus,
+                             .cpus_per_task = step->cpus_per_task,
+                             .policy = step->policy,
+                             .omp = step->omp,
+                             .thread_vars = step->thread_vars,
+                             .net = step->net,
+                             .nic_filter = step->nic_filter};
+}
+
 int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *in)
 {
     char err[512], path[PATH_MAX];
@@ -202,24 +213,16 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
         hwloc_bitmap_free(cpus);
         return -1;
     }
-    ng_plan_request req = {0};
-    req.ntasks = step->ntasks;
-    req.allowed_cpus = cpus;
-    if (step->gpu_prediction) {
-        req.task_gpu_count = step->pred_count;
-        req.task_gpu_offset = step->pred_offset;
-        req.task_gpus = step->pred_gpus;
-    }
-    req.cpus_per_task = in->cpus_per_task;
-    req.policy = step->policy;
-    req.omp = step->omp;
-    req.thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
-    req.net = step->net;
-    req.nic_filter = &conf->pc.nic_filter;
-    step->nic_filter = req.nic_filter;
+    /* Kept in the step: the re-plan asks the same with the real GPUs. */
+    step->nic_filter = &conf->pc.nic_filter;
     step->cpus = cpus;
     step->cpus_per_task = in->cpus_per_task;
-    step->thread_vars = req.thread_vars;
+    step->thread_vars = conf->have_thread_vars ? conf->thread_vars : NULL;
+    ng_plan_request req;
+    if (step->gpu_prediction)
+        req = step_request(step, step->pred_count, step->pred_offset, step->pred_gpus);
+    else
+        req = step_request(step, NULL, NULL, NULL);
     if (ng_plan_compute(step->topo, &req, &step->plan, err, sizeof err) < 0)
         return step_fail(step, "planning failed: %s", err);
     /* With GPUs and several tasks, tasks check the prediction together. */
@@ -231,18 +234,7 @@ int ng_step_plan(ng_step *step, const ng_spank_conf *conf, const ng_step_input *
 int ng_step_replan(const ng_step *step, const unsigned *count, const unsigned *offset,
                    const int *gpus, ng_plan **out, char *err, size_t errlen)
 {
-    ng_plan_request req = {0};
-    req.ntasks = step->ntasks;
-    req.allowed_cpus = step->cpus;
-    req.task_gpu_count = count;
-    req.task_gpu_offset = offset;
-    req.task_gpus = gpus;
-    req.cpus_per_task = step->cpus_per_task;
-    req.policy = step->policy;
-    req.omp = step->omp;
-    req.thread_vars = step->thread_vars;
-    req.net = step->net;
-    req.nic_filter = step->nic_filter;
+    ng_plan_request req = step_request(step, count, offset, gpus);
     return ng_plan_compute(step->topo, &req, out, err, errlen);
 }
 

@@ -88,11 +88,22 @@ void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs);
 #define CLI_DOC_SVG(what) {"--svg FILE", what " as an SVG picture into FILE (- for stdout; docs/draw.md)"}
 #define CLI_DOC_SCALE {"--scale F", "the SVG's pixels per unit, 0.25-8 (default: 1; small machines up to 3, 720 px wide)"}
 #define CLI_DOC_ALL_NICS {"--all-nics", "draw and list every NIC (default: a plan's in use, else the RDMA ones; one box counts the rest)"}
-/* The getopt entries of --scale and --all-nics, and their parsing. */
-#define CLI_OPT_SCALE {"scale", required_argument, NULL, 'Z'}
-#define CLI_OPT_ALL_NICS {"all-nics", no_argument, NULL, 'E'}
-/* 'Z' (--scale) and 'E' (--all-nics) into @p o; 0, or 2 with the message. */
-int cli_draw_option(const char *cmd, int c, const char *arg, common_opts *o);
+/* --scale and --all-nics, which every command that draws documents
+ * together; the end of every command's table: --fsroot, --help, the
+ * closing entry. */
+#define CLI_DOC_PICTURE CLI_DOC_SCALE, CLI_DOC_ALL_NICS
+#define CLI_DOC_END CLI_DOC_FSROOT, CLI_DOC_HELP, {NULL, NULL}
+/* The getopt entries of common_opts, shared by topo, plan, exec and check:
+ * --topology, --fsroot, --json, --svg, --map, --scale, --all-nics. */
+#define CLI_OPTS_COMMON                                                                     \
+    {"topology", required_argument, NULL, 't'}, {"fsroot", required_argument, NULL, 'r'},  \
+        {"json", no_argument, NULL, 'j'}, {"svg", required_argument, NULL, 'S'},            \
+        {"map", no_argument, NULL, 'M'}, {"scale", required_argument, NULL, 'Z'},          \
+        {"all-nics", no_argument, NULL, 'E'}
+/* getopt's @p c for one of CLI_OPTS_COMMON into @p o: 0 when stored, 2
+ * (with the message) for a bad value, -1 when @p c is none of them (the
+ * subcommand's own option then). */
+int cli_common_option(const char *cmd, int c, const char *arg, common_opts *o);
 
 /* ---- --svg and --map (cli_draw.c) ---- */
 /* 2 (with the message) when --json, --map and --svg - compete for stdout. */

@@ -1,7 +1,9 @@
-/* What every subcommand of the CLI shares: errors, numbers, loading the
- * topology. Called by cmd_*.c; calls nothing of the CLI's own. */
+/* What every subcommand of the CLI shares: errors, numbers, the common
+ * options (common_opts), loading the topology. Called by cmd_*.c; calls
+ * nothing of the CLI's own. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,33 @@ void cli_usage(FILE *f, const char *synopsis, const cli_opt_doc *docs)
     fprintf(f, "%s\noptions:\n", synopsis);
     for (const cli_opt_doc *d = docs; d->opt; d++)
         fprintf(f, "  %-*s  %s\n", w, d->opt, d->text);
+}
+
+/* --scale F: pixels per unit of the SVG, 0.25 to 8. */
+static int scale_option(const char *cmd, const char *arg, common_opts *o)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = arg ? strtod(arg, &end) : 0;
+    if (!arg || end == arg || *end || errno || !(v >= 0.25 && v <= 8))
+        return cli_error(2, "%s: --scale: invalid value '%.32s': expected a number 0.25-8 (pixels "
+                         "per unit of the SVG; 2 doubles its size)", cmd, arg ? arg : "");
+    o->scale = v;
+    return 0;
+}
+
+int cli_common_option(const char *cmd, int c, const char *arg, common_opts *o)
+{
+    switch (c) {
+    case 't': o->topology = arg; return 0;
+    case 'r': o->fsroot = arg; return 0;
+    case 'j': o->json = 1; return 0;
+    case 'S': o->svg = arg; return 0;
+    case 'M': o->map = 1; return 0;
+    case 'Z': return scale_option(cmd, arg, o);
+    case 'E': o->all_nics = 1; return 0;
+    default: return -1;
+    }
 }
 
 int cli_is_option_value(const char *opt, const char *word)

@@ -13,22 +13,6 @@ int cli_draw_stdout(const common_opts *o)
     return o->map || (o->svg && !strcmp(o->svg, "-"));
 }
 
-int cli_draw_option(const char *cmd, int c, const char *arg, common_opts *o)
-{
-    if (c == 'E') {
-        o->all_nics = 1;
-        return 0;
-    }
-    char *end = NULL;
-    errno = 0;
-    double v = arg ? strtod(arg, &end) : 0;
-    if (!arg || end == arg || *end || errno || !(v >= 0.25 && v <= 8))
-        return cli_error(2, "%s: --scale: invalid value '%.32s': expected a number 0.25-8 (pixels "
-                         "per unit of the SVG; 2 doubles its size)", cmd, arg ? arg : "");
-    o->scale = v;
-    return 0;
-}
-
 int cli_draw_check(const char *cmd, const common_opts *o)
 {
     if (o->map + (o->svg && !strcmp(o->svg, "-")) + o->json > 1)

@@ -36,12 +36,9 @@ static const cli_opt_doc check_docs[] = {
     {"--json", "one JSON document (docs/check.md)"},
     CLI_DOC_MAP("runnable threads per core"),
     CLI_DOC_SVG("runnable threads per core"),
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
+    CLI_DOC_PICTURE,
     CLI_DOC_TOPOLOGY,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_END};
 
 typedef struct check_opts {
     common_opts common;
@@ -371,6 +368,42 @@ static int bounded_number(const char *opt, const char *text, unsigned max, unsig
     return 0;
 }
 
+/* One of check's own options (the common ones are cli_common_option's):
+ * 0, 2 with the message, or -1 after --help (the caller exits 0). */
+static int check_option(int c, const char *arg, check_opts *o)
+{
+    switch (c) {
+    case 'p': return add_pids(arg, o);
+    case 'a': o->all = 1; return 0;
+    case 'J': o->job = 1; o->job_id = arg; return 0;
+    case 'L': o->local = 1; return 0;
+    case 'W': return bounded_number("--timeout", arg, 3600, &o->timeout_s);
+    case 'P': return bounded_number("--parallel", arg, 1024, &o->parallel);
+    case 'Q': o->panel = 1; return 0;
+    case 'K': o->skip_step = arg; return 0;
+    case 'R': o->replay = arg; return 0;
+    case 'T': o->threads = 1; return 0;
+    case 'h': cli_usage(stdout, check_synopsis, check_docs); return -1;
+    default: cli_usage(stderr, check_synopsis, check_docs); return 2;
+    }
+}
+
+/* What to look at: exactly one of --pid, --all-mine, --job; the options
+ * that only make sense with --job (or --job --local) refused without it. */
+static int check_combination(const check_opts *o)
+{
+    if (o->all + o->job + (o->npids > 0) != 1)
+        return cli_error(2, "check: give --pid P (one or more), --all-mine or --job [ID]");
+    if ((o->local || o->panel || o->skip_step) && !o->job)
+        return cli_error(2, "check: --local goes with --job");
+    if (o->panel && !(o->local && o->common.json))
+        return cli_error(2, "check: --panel goes with --job ID --local --json (what the "
+                         "job-wide check asks each node)");
+    if (o->replay && (!o->job || o->local || !(o->common.json || o->common.svg)))
+        return cli_error(2, "check: --replay DIR goes with --job ID and --json or --svg");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, check_opts *o)
 {
     static const struct option longopts[] = {
@@ -384,51 +417,17 @@ static int parse_args(int argc, char **argv, check_opts *o)
         {"skip-step", required_argument, NULL, 'K'},
         {"replay", required_argument, NULL, 'R'},
         {"threads", no_argument, NULL, 'T'},
-        {"json", no_argument, NULL, 'j'},
-        {"topology", required_argument, NULL, 't'},
-        {"fsroot", required_argument, NULL, 'r'},
-        {"svg", required_argument, NULL, 'S'},
-        {"map", no_argument, NULL, 'M'},
-        CLI_OPT_SCALE,
-        CLI_OPT_ALL_NICS,
+        CLI_OPTS_COMMON,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if ((rc = add_pids(optarg, o)) != 0)
-                return rc;
-            break;
-        case 'a': o->all = 1; break;
-        case 'J': o->job = 1; o->job_id = optarg; break;
-        case 'L': o->local = 1; break;
-        case 'W':
-            if ((rc = bounded_number("--timeout", optarg, 3600, &o->timeout_s)) != 0)
-                return rc;
-            break;
-        case 'P':
-            if ((rc = bounded_number("--parallel", optarg, 1024, &o->parallel)) != 0)
-                return rc;
-            break;
-        case 'Q': o->panel = 1; break;
-        case 'K': o->skip_step = optarg; break;
-        case 'R': o->replay = optarg; break;
-        case 'T': o->threads = 1; break;
-        case 'j': o->common.json = 1; break;
-        case 't': o->common.topology = optarg; break;
-        case 'r': o->common.fsroot = optarg; break;
-        case 'S': o->common.svg = optarg; break;
-        case 'M': o->common.map = 1; break;
-        case 'Z':
-        case 'E':
-            if ((rc = cli_draw_option("check", c, optarg, &o->common)) != 0)
-                return rc;
-            break;
-        case 'h': cli_usage(stdout, check_synopsis, check_docs); return -1;
-        default: cli_usage(stderr, check_synopsis, check_docs); return 2;
-        }
+        rc = cli_common_option("check", c, optarg, &o->common);
+        if (rc < 0)
+            rc = check_option(c, optarg, o);
+        if (rc)
+            return rc;
     }
     /* "--job ID" (with a space): the ID is left as an operand. */
     if (o->job && !o->job_id && optind < argc && isdigit((unsigned char)argv[optind][0]))
@@ -437,15 +436,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         char shown[300];
         return cli_error(2, "check: unexpected argument '%.64s'", esc(argv[optind], shown, 256));
     }
-    if (o->all + o->job + (o->npids > 0) != 1)
-        return cli_error(2, "check: give --pid P (one or more), --all-mine or --job [ID]");
-    if ((o->local || o->panel || o->skip_step) && !o->job)
-        return cli_error(2, "check: --local goes with --job");
-    if (o->panel && !(o->local && o->common.json))
-        return cli_error(2, "check: --panel goes with --job ID --local --json (what the "
-                         "job-wide check asks each node)");
-    if (o->replay && (!o->job || o->local || !(o->common.json || o->common.svg)))
-        return cli_error(2, "check: --replay DIR goes with --job ID and --json or --svg");
+    if ((rc = check_combination(o)) != 0)
+        return rc;
     /* A --fsroot tree has no Slurm to ask: its one "node" is the job. */
     if (o->common.fsroot && o->job)
         o->local = 1;

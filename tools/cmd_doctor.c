@@ -26,9 +26,7 @@ static const cli_opt_doc doctor_docs[] = {
     {"--timeout SECONDS", "the limit for each external command it runs (1-600; default 10)"},
     {"--deadline SECONDS", "the limit for the whole run, every command included (1-600; default 30)"},
     CLI_DOC_TOPOLOGY,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_END};
 
 /* "WARN slurm.cgroup: <finding> | placement: <consequence> | fix: <fix>" */
 static void print_line(const ng_doctor_check *c)

@@ -48,12 +48,9 @@ static const cli_opt_doc exec_docs[] = {
     {"--json", "with --dry-run: one JSON document (docs/json.md)"},
     CLI_DOC_MAP("with --dry-run: every local rank's slice"),
     {"--svg FILE", "with --dry-run: every local rank's slice, this rank outlined, as SVG (- for stdout)"},
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
+    CLI_DOC_PICTURE,
     CLI_DOC_TOPOLOGY,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_END};
 
 /* "--omp-guard 4": getopt gives the bare option (auto) and "4" becomes the
  * command. A first word that is a value of the bare option, without "--"
@@ -96,8 +93,7 @@ static int check_args(int argc, char **argv, exec_opts *o)
 static int parse_args(int argc, char **argv, exec_opts *o)
 {
     static const struct option longopts[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"fsroot", required_argument, NULL, 'r'},
+        CLI_OPTS_COMMON,
         {"numa-policy", required_argument, NULL, 'p'},
         {"omp-guard", optional_argument, NULL, 'o'},
         {"net-affinity", optional_argument, NULL, 'a'},
@@ -109,11 +105,6 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         {"verbose", no_argument, NULL, 'v'},
         {"dry-run", no_argument, NULL, 'n'},
         {"explain", no_argument, NULL, 'x'},
-        {"json", no_argument, NULL, 'j'},
-        {"svg", required_argument, NULL, 'S'},
-        {"map", no_argument, NULL, 'M'},
-        CLI_OPT_SCALE,
-        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -122,9 +113,12 @@ static int parse_args(int argc, char **argv, exec_opts *o)
     /* '+': stop at the first non-option, so the command's own options are
      * never taken for ours even without "--". */
     while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+        int rc = cli_common_option("exec", c, optarg, &o->common);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
         switch (c) {
-        case 't': o->common.topology = optarg; break;
-        case 'r': o->common.fsroot = optarg; break;
         case 'p': o->policy = optarg; break;
         case 'o': o->omp = optarg; o->omp_given = 1; break;
         case 'a': o->net = optarg; o->net_given = 1; break;
@@ -134,14 +128,6 @@ static int parse_args(int argc, char **argv, exec_opts *o)
         case 'v': o->verbose = 1; break;
         case 'n': o->dry_run = 1; break;
         case 'x': o->dry_run = o->explain = 1; break;
-        case 'j': o->common.json = 1; break;
-        case 'S': o->common.svg = optarg; break;
-        case 'M': o->common.map = 1; break;
-        case 'Z':
-        case 'E':
-            if (cli_draw_option("exec", c, optarg, &o->common))
-                return 2;
-            break;
         case 'R':
             if ((v = ng_parse_uint(optarg, 65535)) < 0)
                 return cli_error(2, "exec: invalid --local-rank '%.64s': expected 0-65535", optarg);

@@ -31,11 +31,8 @@ static const cli_opt_doc plan_docs[] = {
     {"--json", "one JSON document (docs/json.md)"},
     CLI_DOC_MAP("the plan"),
     CLI_DOC_SVG("the plan"),
-    CLI_DOC_SCALE,
-    CLI_DOC_ALL_NICS,
-    CLI_DOC_FSROOT,
-    CLI_DOC_HELP,
-    {NULL, NULL}};
+    CLI_DOC_PICTURE,
+    CLI_DOC_END};
 
 typedef struct plan_opts {
     common_opts common;
@@ -68,9 +65,7 @@ static void bare(plan_opts *o, const char *opt, int argc, char **argv)
 static int parse_args(int argc, char **argv, plan_opts *o)
 {
     static const struct option longopts[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"fsroot", required_argument, NULL, 'r'},
-        {"json", no_argument, NULL, 'j'},
+        CLI_OPTS_COMMON,
         {"tasks", required_argument, NULL, 'n'},
         {"gpus-per-task", required_argument, NULL, 'g'},
         {"task-gpus", required_argument, NULL, 'G'},
@@ -81,21 +76,19 @@ static int parse_args(int argc, char **argv, plan_opts *o)
         {"net-affinity", optional_argument, NULL, 'N'},
         {"net-allow", required_argument, NULL, 'A'},
         {"net-deny", required_argument, NULL, 'D'},
-        {"svg", required_argument, NULL, 'S'},
-        {"map", no_argument, NULL, 'M'},
         {"explain", no_argument, NULL, 'x'},
-        CLI_OPT_SCALE,
-        CLI_OPT_ALL_NICS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        int rc = 0;
+        int rc = cli_common_option("plan", c, optarg, &o->common);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        rc = 0;
         switch (c) {
-        case 't': o->common.topology = optarg; break;
-        case 'r': o->common.fsroot = optarg; break;
-        case 'j': o->common.json = 1; break;
         case 'n': rc = parse_count("--tasks", optarg, 65536, &o->tasks); break;
         case 'g': rc = parse_count("--gpus-per-task", optarg, NG_MAX_GPUS, &o->gpus_per_task); break;
         case 'G': o->task_gpus = optarg; break;
@@ -110,11 +103,7 @@ static int parse_args(int argc, char **argv, plan_opts *o)
             break;
         case 'A': o->net_allow = optarg; break;
         case 'D': o->net_deny = optarg; break;
-        case 'S': o->common.svg = optarg; break;
-        case 'M': o->common.map = 1; break;
         case 'x': o->explain = 1; break;
-        case 'Z':
-        case 'E': rc = cli_draw_option("plan", c, optarg, &o->common); break;
         case 'h': cli_usage(stdout, plan_synopsis, plan_docs); exit(0);
         default: cli_usage(stderr, plan_synopsis, plan_docs); return 2;
         }

@@ -191,13 +191,7 @@ static void topo_text(const ng_topology *topo)
 int cmd_topo(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"fsroot", required_argument, NULL, 'r'},
-        {"json", no_argument, NULL, 'j'},
-        {"svg", required_argument, NULL, 'S'},
-        {"map", no_argument, NULL, 'M'},
-        CLI_OPT_SCALE,
-        CLI_OPT_ALL_NICS,
+        CLI_OPTS_COMMON,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static const char usage[] = "usage: numaguard topo [--topology FILE] [--json | --map] "
@@ -207,32 +201,22 @@ int cmd_topo(int argc, char **argv)
         {"--json", "one JSON document: NUMA nodes, GPUs, NICs and their distances (docs/json.md)"},
         CLI_DOC_MAP("the machine"),
         CLI_DOC_SVG("the machine"),
-        CLI_DOC_SCALE,
-        CLI_DOC_ALL_NICS,
-        CLI_DOC_FSROOT,
-        CLI_DOC_HELP,
-        {NULL, NULL}};
+        CLI_DOC_PICTURE,
+        CLI_DOC_END};
     common_opts o = {0};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': o.topology = optarg; break;
-        case 'r': o.fsroot = optarg; break;
-        case 'j': o.json = 1; break;
-        case 'S': o.svg = optarg; break;
-        case 'M': o.map = 1; break;
-        case 'Z':
-        case 'E':
-            if (cli_draw_option("topo", c, optarg, &o))
-                return 2;
-            break;
-        case 'h':
+        int rc = cli_common_option("topo", c, optarg, &o);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        if (c == 'h') {
             cli_usage(stdout, usage, docs);
             return 0;
-        default:
-            return cli_error(2, "topo: %s", usage);
         }
+        return cli_error(2, "topo: %s", usage);
     }
     if (optind < argc)
         return cli_error(2, "topo: unexpected argument '%.64s'", argv[optind]);

@@ -63,34 +63,48 @@ static const char *skip_string(const char *p, const char *end)
     return NULL;
 }
 
+static int is_digit_at(const char *p, const char *end)
+{
+    return p < end && *p >= '0' && *p <= '9';
+}
+
+/* One or more digits, or NULL where there is none. */
+static const char *skip_digits(const char *p, const char *end)
+{
+    if (!is_digit_at(p, end))
+        return NULL;
+    while (is_digit_at(p, end))
+        p++;
+    return p;
+}
+
+/* The integer part: 0 alone, or a non-zero digit and what follows (RFC
+ * 8259 allows no leading zero: "01" stops after the 0, and the caller
+ * then fails on the 1). */
+static const char *skip_int_part(const char *p, const char *end)
+{
+    if (p < end && *p == '0')
+        return p + 1;
+    return skip_digits(p, end);
+}
+
+/* JSON's number: -?int(.digits)?([eE][+-]?digits)?; NULL where it is not
+ * one. A fraction or an exponent needs at least one digit. */
 static const char *skip_number(const char *p, const char *end)
 {
-    const char *s = p;
     if (p < end && *p == '-')
         p++;
-    if (p < end && *p == '0')
-        p++;
-    else if (p < end && *p >= '1' && *p <= '9')
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-    else
+    if (!(p = skip_int_part(p, end)))
         return NULL;
-    if (p < end && *p == '.') {
-        if (++p >= end || *p < '0' || *p > '9')
-            return NULL;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-    }
+    if (p < end && *p == '.' && !(p = skip_digits(p + 1, end)))
+        return NULL;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
         if (p < end && (*p == '+' || *p == '-'))
             p++;
-        if (p >= end || *p < '0' || *p > '9')
-            return NULL;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
+        p = skip_digits(p, end);
     }
-    return p > s ? p : NULL;
+    return p;
 }
 
 static const char *skip_value(const char *p, const char *end, int depth);

@@ -22,6 +22,11 @@ int ngi_path(char *buf, size_t len, const char *fsroot, const char *abs_path)
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+DIR *ngi_opendir_path(char *buf, size_t len, const char *fsroot, const char *abs_path)
+{
+    return ngi_path(buf, len, fsroot, abs_path) < 0 ? NULL : opendir(buf);
+}
+
 int ngi_join(char *buf, size_t len, const char *dir, const char *name, const char *suffix)
 {
     int n = snprintf(buf, len, "%s/%s%s", dir, name, suffix);

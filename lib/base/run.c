@@ -566,82 +566,149 @@ static int many_wait_ms(const many_state *st, unsigned n, unsigned long long t)
     return next > t ? (int)(next - t) : 0;
 }
 
+/* One ngi_run_many call: its commands, their states and the poll set
+ * (two descriptors for each command that may run at once). */
+typedef struct many_run {
+    ngi_many *cmds;
+    many_state *st;
+    struct pollfd *pfd;
+    many_state **who;           /* whose descriptor pfd[k] is */
+    char **env;
+    int nullfd;
+    unsigned n, parallel, timeout_ms;
+    size_t max_out, max_err;
+} many_run;
+
+/* Every result starts empty, "not run" (exit status -1) and with its
+ * buffers; returns -1 when one could not be allocated (each result is
+ * still reset, so ngi_many_free is safe on all of them). */
+static int many_results_init(many_run *r)
+{
+    int rc = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+        ngi_many *c = &r->cmds[i];
+        memset(&c->res, 0, sizeof c->res);
+        c->res.exit_status = -1;
+        c->res.limit_ms = r->timeout_ms;
+        c->res.out = malloc(r->max_out + 1);
+        c->err = malloc(r->max_err + 1);
+        c->err_len = 0;
+        if (c->res.out)
+            c->res.out[0] = '\0';
+        if (c->err)
+            c->err[0] = '\0';
+        if (!c->res.out || !c->err)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* Start commands while fewer than `parallel` run; a command that cannot
+ * start (not found, no pipe, no fork) counts as finished at once. */
+static void many_fill(many_run *r, unsigned *next, unsigned *running, unsigned *finished)
+{
+    while (*running < r->parallel && *next < r->n) {
+        if (many_start(&r->cmds[*next], &r->st[*next], r->env, r->nullfd, r->timeout_ms) == 0)
+            (*running)++;
+        else
+            (*finished)++;
+        (*next)++;
+    }
+}
+
+/* One poll over the open outputs of the first `next` commands, bounded by
+ * the nearest deadline, then read what is ready. Returns -1 when poll
+ * fails for a reason other than a signal. */
+static int many_poll(many_run *r, unsigned next)
+{
+    nfds_t np = 0;
+    for (unsigned i = 0; i < next; i++)
+        for (int k = 0; k < 2 && !r->st[i].done; k++)
+            if (r->st[i].fd[k] >= 0) {
+                r->pfd[np] = (struct pollfd){.fd = r->st[i].fd[k], .events = POLLIN};
+                r->who[np++] = &r->st[i];
+            }
+    int pr = poll(r->pfd, np, many_wait_ms(r->st, next, now_ms()));
+    if (pr < 0)
+        return errno == EINTR ? 0 : -1;
+    for (nfds_t k = 0; pr > 0 && k < np; k++) {
+        if (!r->pfd[k].revents)
+            continue;
+        many_state *s = r->who[k];
+        int which = r->pfd[k].fd == s->fd[0] ? 0 : 1;
+        many_read(&r->cmds[s - r->st], s, which, which ? r->max_err : r->max_out);
+    }
+    return 0;
+}
+
+/* Reap or kill what is due among the first `next` commands; returns how
+ * many finished now. */
+static unsigned many_reap(many_run *r, unsigned next)
+{
+    unsigned long long t = now_ms();
+    unsigned done = 0;
+    for (unsigned i = 0; i < next; i++) {
+        many_state *s = &r->st[i];
+        if (s->started && !s->done && s->pid > 0 && many_tick(&r->cmds[i], s, t)) {
+            s->done = 1;
+            done++;
+        }
+    }
+    return done;
+}
+
+/* On an error midway, nothing is left running. */
+static void many_abort(many_run *r)
+{
+    for (unsigned i = 0; r->st && i < r->n; i++) {
+        many_state *s = &r->st[i];
+        if (!s->started || s->done || s->pid <= 0)
+            continue;
+        for (int k = 0; k < 2; k++)
+            if (s->fd[k] >= 0)
+                close(s->fd[k]);
+        many_kill(s->pid);
+    }
+}
+
+/* Run them, at most `parallel` at once, until every one has finished. */
+static int many_loop(many_run *r)
+{
+    unsigned next = 0, running = 0, finished = 0;
+    while (finished < r->n) {
+        many_fill(r, &next, &running, &finished);
+        if (many_poll(r, next) < 0)
+            return -1;
+        unsigned done = many_reap(r, next);
+        running -= done;
+        finished += done;
+    }
+    return 0;
+}
+
 int ngi_run_many(ngi_many *cmds, unsigned n, unsigned parallel, unsigned timeout_ms,
                  size_t max_out, size_t max_err)
 {
-    many_state *st = calloc(n ? n : 1, sizeof *st);
-    struct pollfd *pfd = calloc(2 * (size_t)(parallel ? parallel : 1), sizeof *pfd);
-    many_state **who = calloc(2 * (size_t)(parallel ? parallel : 1), sizeof *who);
-    char **env = clean_env();
-    int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC), rc = 0;
-    for (unsigned i = 0; i < n; i++) {
-        memset(&cmds[i].res, 0, sizeof cmds[i].res);
-        cmds[i].res.exit_status = -1;
-        cmds[i].res.limit_ms = timeout_ms;
-        cmds[i].res.out = malloc(max_out + 1);
-        cmds[i].err = malloc(max_err + 1);
-        cmds[i].err_len = 0;
-        if (cmds[i].res.out)
-            cmds[i].res.out[0] = '\0';
-        if (cmds[i].err)
-            cmds[i].err[0] = '\0';
-        if (!cmds[i].res.out || !cmds[i].err)
-            rc = -1;
-    }
-    if (!st || !pfd || !who || !env || nullfd < 0 || !parallel || rc < 0) {
+    size_t slots = 2 * (size_t)(parallel ? parallel : 1);
+    many_run r = {.cmds = cmds, .n = n, .parallel = parallel, .timeout_ms = timeout_ms,
+                  .max_out = max_out, .max_err = max_err};
+    r.st = calloc(n ? n : 1, sizeof *r.st);
+    r.pfd = calloc(slots, sizeof *r.pfd);
+    r.who = calloc(slots, sizeof *r.who);
+    r.env = clean_env();
+    r.nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int rc = many_results_init(&r);
+    if (!r.st || !r.pfd || !r.who || !r.env || r.nullfd < 0 || !parallel)
         rc = -1;
-        goto out;
-    }
-    for (unsigned next = 0, running = 0, finished = 0; finished < n;) {
-        while (running < parallel && next < n) {
-            if (many_start(&cmds[next], &st[next], env, nullfd, timeout_ms) == 0)
-                running++;
-            else
-                finished++;
-            next++;
-        }
-        unsigned long long t = now_ms();
-        nfds_t np = 0;
-        for (unsigned i = 0; i < next; i++)
-            for (int k = 0; k < 2 && !st[i].done; k++)
-                if (st[i].fd[k] >= 0) {
-                    pfd[np] = (struct pollfd){.fd = st[i].fd[k], .events = POLLIN};
-                    who[np++] = &st[i];
-                }
-        int pr = poll(pfd, np, many_wait_ms(st, next, t));
-        if (pr < 0 && errno != EINTR) {
-            rc = -1;
-            break;
-        }
-        for (nfds_t k = 0; pr > 0 && k < np; k++)
-            if (pfd[k].revents) {
-                many_state *s = who[k];
-                ngi_many *c = &cmds[s - st];
-                many_read(c, s, pfd[k].fd == s->fd[0] ? 0 : 1, pfd[k].fd == s->fd[0] ? max_out : max_err);
-            }
-        t = now_ms();
-        for (unsigned i = 0; i < next; i++)
-            if (st[i].started && !st[i].done && st[i].pid > 0 && many_tick(&cmds[i], &st[i], t)) {
-                st[i].done = 1;
-                running--;
-                finished++;
-            }
-    }
-out:
-    /* On an error midway, nothing is left running. */
-    for (unsigned i = 0; st && i < n; i++)
-        if (st[i].started && !st[i].done && st[i].pid > 0) {
-            for (int k = 0; k < 2; k++)
-                if (st[i].fd[k] >= 0)
-                    close(st[i].fd[k]);
-            many_kill(st[i].pid);
-        }
-    if (nullfd >= 0)
-        close(nullfd);
-    free(env);
-    free(who);
-    free(pfd);
-    free(st);
+    if (rc == 0)
+        rc = many_loop(&r);
+    many_abort(&r);
+    if (r.nullfd >= 0)
+        close(r.nullfd);
+    free(r.env);
+    free(r.who);
+    free(r.pfd);
+    free(r.st);
     return rc;
 }
 

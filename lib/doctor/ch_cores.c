@@ -58,53 +58,60 @@ static void fix_text(const gpu_cores *g, char *buf, size_t len)
              g->rec->cores_key, want, g->rec->line);
 }
 
+/* One problem with a GPU's Cores=: "gres.conf line L: Cores=LIST for
+ * FILE (BUS)" and then @p what (what is wrong with it); the fix names the
+ * right Slurm indices. */
+static void cores_problem(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores *g,
+                          ng_check_status st, const char *consequence, const char *what)
+{
+    char fix[512];
+    fix_text(g, fix, sizeof fix);
+    ngi_doctor_problem(x->r, c, st, consequence, fix, "gres.conf line %u: %s=%s for %s (%s)%s",
+                       g->rec->line, g->rec->cores_key, g->rec->cores, g->file, g->bus, what);
+}
+
 /* Cores= with cores the node does not have: Slurm refuses the list. */
 static void out_of_range(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores *g)
 {
-    char fix[512], all[64];
+    char what[512], all[64];
     int os = hwloc_bitmap_isequal(g->conf, g->os);
-    fix_text(g, fix, sizeof fix);
     ng_list_format(g->all, all, sizeof all);
-    ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                       "slurmd refuses the list ('Invalid GRES data for gpu'): Slurm gives this "
-                       "GPU no core affinity, so its jobs get cores anywhere, often far from it",
-                       fix,
-                       "gres.conf line %u: %s=%s for %s (%s) names cores the node does not "
-                       "have (Slurm's cores are %s)%s", g->rec->line, g->rec->cores_key,
-                       g->rec->cores, g->file, g->bus, all,
-                       os ? ": these are the GPU's OS CPU numbers" : "");
+    snprintf(what, sizeof what, " names cores the node does not have (Slurm's cores are %s)%s",
+             all, os ? ": these are the GPU's OS CPU numbers" : "");
+    cores_problem(x, c, g, NG_CHECK_WARN,
+                  "slurmd refuses the list ('Invalid GRES data for gpu'): Slurm gives this "
+                  "GPU no core affinity, so its jobs get cores anywhere, often far from it",
+                  what);
 }
 
 static void judge(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores *g)
 {
-    char fix[512], near[256];
-    fix_text(g, fix, sizeof fix);
+    char near[256], what[512];
     ng_list_format(g->near, near, sizeof near);
     ngi_doctor_fact(c, g->bus, "%s line %u: %s=%s; near cores (Slurm's indices) %s",
                     g->file, g->rec->line, g->rec->cores_key, g->rec->cores, near);
-    if (!hwloc_bitmap_isincluded(g->conf, g->all))
+    if (!hwloc_bitmap_isincluded(g->conf, g->all)) {
         out_of_range(x, c, g);
-    else if (hwloc_bitmap_iszero(g->near) || hwloc_bitmap_isequal(g->conf, g->all) ||
-             (hwloc_bitmap_isincluded(g->near, g->conf) &&
-              hwloc_bitmap_isincluded(g->conf, g->pkg)))
+        return;
+    }
+    if (hwloc_bitmap_iszero(g->near) || hwloc_bitmap_isequal(g->conf, g->all) ||
+        (hwloc_bitmap_isincluded(g->near, g->conf) && hwloc_bitmap_isincluded(g->conf, g->pkg)))
         return;                        /* no locality, no restriction, or right */
-    else if (!hwloc_bitmap_intersects(g->conf, g->pkg))
-        ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
-                           "Slurm steers this GPU's jobs to those cores, on another socket: "
-                           "every task is placed far from its GPU, and numaguard cannot leave "
-                           "the step's cores",
-                           fix,
-                           "gres.conf line %u: %s=%s for %s (%s), but the GPU is near Slurm's "
-                           "cores %s (another socket)", g->rec->line, g->rec->cores_key,
-                           g->rec->cores, g->file, g->bus, near);
-    else
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "Slurm prefers those cores for this GPU's jobs: some tasks get "
-                           "cores that are not near it",
-                           fix,
-                           "gres.conf line %u: %s=%s for %s (%s) is not the GPU's near cores "
-                           "%s (Slurm's indices)", g->rec->line, g->rec->cores_key,
-                           g->rec->cores, g->file, g->bus, near);
+    if (!hwloc_bitmap_intersects(g->conf, g->pkg)) {
+        snprintf(what, sizeof what, ", but the GPU is near Slurm's cores %s (another socket)",
+                 near);
+        cores_problem(x, c, g, NG_CHECK_FAIL,
+                      "Slurm steers this GPU's jobs to those cores, on another socket: every "
+                      "task is placed far from its GPU, and numaguard cannot leave the step's "
+                      "cores",
+                      what);
+        return;
+    }
+    snprintf(what, sizeof what, " is not the GPU's near cores %s (Slurm's indices)", near);
+    cores_problem(x, c, g, NG_CHECK_WARN,
+                  "Slurm prefers those cores for this GPU's jobs: some tasks get cores that "
+                  "are not near it",
+                  what);
 }
 
 /* Each GPU of record @p r: its bus id, its topology GPU, judged. */

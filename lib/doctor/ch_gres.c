@@ -302,20 +302,18 @@ static void check_count(ngi_doctor_ctx *x)
         ngi_doctor_end(x->r, c, "not compared for node %s: %s", x->node, skip);
         return;
     }
-    if (want > have)
-        ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
-                           "slurmd reports fewer GPUs than configured: slurmctld drains the "
-                           "node ('gres/gpu count reported lower than configured')",
+    /* More configured than listed drains the node (FAIL); more listed
+     * than configured only wastes the rest (WARN). */
+    if (want != have)
+        ngi_doctor_problem(x->r, c, want > have ? NG_CHECK_FAIL : NG_CHECK_WARN,
+                           want > have ? "slurmd reports fewer GPUs than configured: slurmctld "
+                                         "drains the node ('gres/gpu count reported lower than "
+                                         "configured')"
+                                       : "Slurm uses only the first of the listed devices; the "
+                                         "others are never given to a job",
                            "make slurm.conf's Gres=gpu:N and gres.conf's File= list agree",
                            "slurm.conf gives node %s Gres=%s (%u GPUs), gres.conf lists %u "
-                           "devices for it", x->node, text, want, have);
-    else if (want < have)
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "Slurm uses only the first of the listed devices; the others are "
-                           "never given to a job",
-                           "make slurm.conf's Gres=gpu:N and gres.conf's File= list agree",
-                           "slurm.conf gives node %s Gres=%s (%u GPUs), gres.conf lists %u "
-                           "devices", x->node, text, want, have);
+                           "devices%s", x->node, text, want, have, want > have ? " for it" : "");
     ngi_doctor_end(x->r, c, "slurm.conf's Gres=%s and gres.conf agree: %u GPUs", text, have);
 }
 

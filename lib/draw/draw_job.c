@@ -47,47 +47,75 @@ static int tag_safe(const char *t, size_t n)
     return 1;
 }
 
+/* Printable ASCII, newlines and tabs only: what draw_svg.c writes (it
+ * escapes everything else), so anything else is not our picture. */
+static int panel_printable(const char *svg, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!((svg[i] >= 0x20 && svg[i] <= 0x7e) || svg[i] == '\n' || svg[i] == '\t'))
+            return 0;
+    return 1;
+}
+
+/* Past the XML declaration, if there is one; NULL where it does not end
+ * with "?>" (a DOCTYPE or anything else hiding in it). */
+static const char *panel_skip_decl(const char *p, size_t len)
+{
+    if (len <= 5 || strncmp(p, "<?xml", 5) != 0)
+        return p;
+    const char *q = memchr(p, '>', len);
+    return q && q[-1] == '?' ? q + 1 : NULL;
+}
+
+/* Every tag in [p, e) names an allowed element and is safe; a '<' with no
+ * '>' after it refuses the panel. A comment, DOCTYPE or processing
+ * instruction fails too: its name ("!", "?") is not an allowed element. */
+static int panel_tags_ok(const char *p, const char *e)
+{
+    for (const char *t = p; t < e; t++) {
+        if (*t != '<')
+            continue;
+        const char *q = memchr(t, '>', (size_t)(e - t));
+        if (!q)
+            return 0;
+        const char *name = t + 1 + (t[1] == '/');
+        size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        if (!allowed_element(name, n) || !tag_safe(t, (size_t)(q - t)))
+            return 0;
+        t = q;
+    }
+    return 1;
+}
+
+/* The root tag's width and height (whole pixels, 1 to 100000: a panel
+ * claiming more would make the job's picture absurd). The root tag is
+ * read from a bounded copy; a longer one is cut and then misses them. */
+static int panel_size(const char *p, const char *e, unsigned *w, unsigned *h)
+{
+    const char *root_end = memchr(p, '>', (size_t)(e - p));
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(root_end - p), p);
+    const char *wa = strstr(root, " width=\""), *ha = strstr(root, " height=\"");
+    if (!wa || !ha || sscanf(wa + 8, "%u", w) != 1 || sscanf(ha + 9, "%u", h) != 1)
+        return -1;
+    return *w && *h && *w <= 100000 && *h <= 100000 ? 0 : -1;
+}
+
 /* The panel's root element: [start, end) from "<svg" to past "</svg>";
  * its width and height. -1 when it is not a numaguard-like SVG. */
 static int panel_check(const char *svg, size_t len, const char **start, const char **end,
                        unsigned *w, unsigned *h)
 {
-    const char *p = svg, *e = svg + len;
-    for (size_t i = 0; i < len; i++)
-        if (!((svg[i] >= 0x20 && svg[i] <= 0x7e) || svg[i] == '\n' || svg[i] == '\t'))
-            return -1;
-    if (len > 5 && strncmp(p, "<?xml", 5) == 0) {
-        const char *q = memchr(p, '>', len);
-        if (!q || q[-1] != '?')
-            return -1;
-        p = q + 1;
-    }
+    const char *p, *e = svg + len;
+    if (!panel_printable(svg, len) || !(p = panel_skip_decl(svg, len)))
+        return -1;
     while (p < e && isspace((unsigned char)*p))
         p++;
     while (e > p && isspace((unsigned char)e[-1]))
         e--;
     if (e - p < 12 || strncmp(p, "<svg ", 5) != 0 || strncmp(e - 6, "</svg>", 6) != 0)
         return -1;
-    for (const char *t = p; t < e; t++) {
-        if (*t == '>')
-            continue;
-        if (*t != '<')
-            continue;
-        const char *q = memchr(t, '>', (size_t)(e - t));
-        if (!q)
-            return -1;
-        const char *name = t + 1 + (t[1] == '/');
-        size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
-        if (!allowed_element(name, n) || !tag_safe(t, (size_t)(q - t)))
-            return -1;
-        t = q;
-    }
-    const char *root_end = memchr(p, '>', (size_t)(e - p));
-    char root[512];
-    snprintf(root, sizeof root, "%.*s", (int)(root_end - p), p);
-    const char *wa = strstr(root, " width=\""), *ha = strstr(root, " height=\"");
-    if (!wa || !ha || sscanf(wa + 8, "%u", w) != 1 || sscanf(ha + 9, "%u", h) != 1 ||
-        !*w || !*h || *w > 100000 || *h > 100000)
+    if (!panel_tags_ok(p, e) || panel_size(p, e, w, h) < 0)
         return -1;
     *start = p;
     *end = e;
@@ -164,31 +192,25 @@ static void band_write(FILE *f, const ng_draw_panel *p, int y, int w, int bad_pi
     }
 }
 
-int ng_draw_svg_job(const char *title, const char *subtitle, const ng_draw_panel *panels,
-                    unsigned n, FILE *out, char *err, size_t errlen)
+/* How wide panel p must be: its picture, its task rows, its name and
+ * note. Checks the picture on the way (g->ok). */
+static int panel_measure(const ng_draw_panel *p, panel_geo *g)
 {
-    if (!out || (n && !panels))
-        return ngi_fail(err, errlen, "draw: no output or no panels");
-    panel_geo *g = calloc(n ? n : 1, sizeof *g);
-    if (!g)
-        return ngi_fail(err, errlen, "draw: out of memory");
-    int w = MIN_W, h = NGI_TITLE_H - 20;
-    for (unsigned i = 0; i < n; i++) {
-        const ng_draw_panel *p = &panels[i];
-        g[i].ok = p->svg && panel_check(p->svg, p->svg_len, &g[i].start, &g[i].end, &g[i].w,
-                                        &g[i].h) == 0;
-        int pw = g[i].ok ? (int)g[i].w : 0;
-        for (unsigned t = 0; t < p->n_tasks; t++) {
-            int tw = 40 + ngi_draw_text_w(p->task_labels && p->task_labels[t] ? p->task_labels[t]
-                                                                               : "", 11);
-            pw = tw > pw ? tw : pw;
-        }
-        int nw = 40 + ngi_draw_text_w(p->name ? p->name : "?", 13) +
-                 ngi_draw_text_w(p->note ? p->note : "", 11);
-        pw = nw > pw ? nw : pw;
-        w = pw + 2 * NGI_MARGIN > w ? pw + 2 * NGI_MARGIN : w;
-        h += band_h(p) + (g[i].ok ? (int)g[i].h : 0) + PANEL_GAP;
+    g->ok = p->svg && panel_check(p->svg, p->svg_len, &g->start, &g->end, &g->w, &g->h) == 0;
+    int pw = g->ok ? (int)g->w : 0;
+    for (unsigned t = 0; t < p->n_tasks; t++) {
+        const char *label = p->task_labels && p->task_labels[t] ? p->task_labels[t] : "";
+        int tw = 40 + ngi_draw_text_w(label, 11);
+        pw = tw > pw ? tw : pw;
     }
+    int nw = 40 + ngi_draw_text_w(p->name ? p->name : "?", 13) +
+             ngi_draw_text_w(p->note ? p->note : "", 11);
+    return nw > pw ? nw : pw;
+}
+
+/* The document's head: its size, title, background and heading. */
+static void job_head(FILE *out, const char *title, const char *subtitle, int w, int h)
+{
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                  "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>",
@@ -199,21 +221,44 @@ int ng_draw_svg_job(const char *title, const char *subtitle, const ng_draw_panel
     text_at(out, NGI_MARGIN, 24, 16, "bold", title ? title : "numaguard");
     if (subtitle)
         text_at(out, NGI_MARGIN, 41, 12, NULL, subtitle);
-    int y = NGI_TITLE_H - 14;
-    for (unsigned i = 0; i < n; i++) {
-        const ng_draw_panel *p = &panels[i];
-        fprintf(out, "<g class=\"node\" data-node-name=\"");
-        ngi_draw_xml(out, p->name ? p->name : "?");
-        fprintf(out, "\" data-picture=\"%s\">\n", g[i].ok ? "yes" : "no");
-        band_write(out, p, y, w - 2 * NGI_MARGIN, p->svg && !g[i].ok);
-        y += band_h(p);
-        if (g[i].ok) {
-            panel_write(out, g[i].start, g[i].end, g[i].w, g[i].h, NGI_MARGIN, y, i);
-            y += (int)g[i].h;
-        }
-        fputs("</g>\n", out);
-        y += PANEL_GAP;
+}
+
+/* Panel k at height y: its band, then its picture when it passed the
+ * check (a refused one is named in the band). Returns the next y. */
+static int job_panel(FILE *out, const ng_draw_panel *p, const panel_geo *g, unsigned k, int y,
+                     int w)
+{
+    fprintf(out, "<g class=\"node\" data-node-name=\"");
+    ngi_draw_xml(out, p->name ? p->name : "?");
+    fprintf(out, "\" data-picture=\"%s\">\n", g->ok ? "yes" : "no");
+    band_write(out, p, y, w - 2 * NGI_MARGIN, p->svg && !g->ok);
+    y += band_h(p);
+    if (g->ok) {
+        panel_write(out, g->start, g->end, g->w, g->h, NGI_MARGIN, y, k);
+        y += (int)g->h;
     }
+    fputs("</g>\n", out);
+    return y + PANEL_GAP;
+}
+
+int ng_draw_svg_job(const char *title, const char *subtitle, const ng_draw_panel *panels,
+                    unsigned n, FILE *out, char *err, size_t errlen)
+{
+    if (!out || (n && !panels))
+        return ngi_fail(err, errlen, "draw: no output or no panels");
+    panel_geo *g = calloc(n ? n : 1, sizeof *g);
+    if (!g)
+        return ngi_fail(err, errlen, "draw: out of memory");
+    int w = MIN_W, h = NGI_TITLE_H - 20;
+    for (unsigned i = 0; i < n; i++) {
+        int pw = panel_measure(&panels[i], &g[i]);
+        w = pw + 2 * NGI_MARGIN > w ? pw + 2 * NGI_MARGIN : w;
+        h += band_h(&panels[i]) + (g[i].ok ? (int)g[i].h : 0) + PANEL_GAP;
+    }
+    job_head(out, title, subtitle, w, h);
+    int y = NGI_TITLE_H - 14;
+    for (unsigned i = 0; i < n; i++)
+        y = job_panel(out, &panels[i], &g[i], i, y, w);
     fputs("</svg>\n", out);
     free(g);
     if (fflush(out) != 0 || ferror(out))

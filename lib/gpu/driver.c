@@ -55,9 +55,7 @@ static int nv_proc_scan(const char *fsroot, nv_proc_gpu *out, unsigned max, unsi
 {
     char dir[PATH_MAX];
     *n = 0;
-    if (ngi_path(dir, sizeof(dir), fsroot, "/proc/driver/nvidia/gpus"))
-        return -1;
-    DIR *d = opendir(dir);
+    DIR *d = ngi_opendir_path(dir, sizeof dir, fsroot, "/proc/driver/nvidia/gpus");
     if (!d)
         return -1;
     struct dirent *de;
@@ -187,9 +185,7 @@ static int drm_scan(const char *fsroot, unsigned vendor, drm_gpu *out, unsigned 
 {
     char dir[PATH_MAX];
     *n = 0;
-    if (ngi_path(dir, sizeof(dir), fsroot, "/sys/class/drm"))
-        return -1;
-    DIR *d = opendir(dir);
+    DIR *d = ngi_opendir_path(dir, sizeof dir, fsroot, "/sys/class/drm");
     if (!d)
         return -1;
     struct dirent *de;

@@ -216,6 +216,89 @@ static int owner_ids(unsigned uid, unsigned *gid, unsigned *groups, unsigned *n)
     return 0;
 }
 
+/* srun --jobid=J --overlap -N1 -n1 -w NODE ... CMD: a step of the job
+ * that shares its CPUs (--overlap), on that node alone; --chdir=/ (the
+ * caller's directory may not exist there), no binding of its own. */
+enum { STEP_FIXED = 10 };
+
+/* The buffers of one each_node call: argument vectors (STEP_FIXED + ncmd
+ * + the NULL each), their --nodelist= words, the commands, the answers. */
+typedef struct node_steps {
+    char jobarg[64];
+    char (*nodearg)[NG_NODE_NAME_MAX + 16];
+    char **argvs;
+    ngi_many *cmds;
+    ng_node_answer *ans;
+} node_steps;
+
+static void steps_free(node_steps *s)
+{
+    free(s->nodearg);
+    free(s->argvs);
+    free(s->cmds);
+    free(s->ans);
+}
+
+/* Node i's srun command line into its slice of s->argvs; the fixed words
+ * point at s (jobarg, nodearg), the command's at the caller's cmd. */
+static void step_argv(node_steps *s, const ng_slurm_job *job, unsigned i, char *const cmd[],
+                      unsigned ncmd)
+{
+    char **a = s->argvs + (size_t)i * (STEP_FIXED + ncmd + 1);
+    snprintf(s->nodearg[i], sizeof s->nodearg[i], "--nodelist=%s", job->nodes[i]);
+    const char *fixed[STEP_FIXED] = {"srun", s->jobarg, "--overlap", "--nodes=1", "--ntasks=1",
+                                     s->nodearg[i], "--chdir=/", "--quiet", "--cpu-bind=none",
+                                     "--job-name=numaguard-check"};
+    for (unsigned k = 0; k < STEP_FIXED; k++)
+        a[k] = (char *)fixed[k];
+    for (unsigned k = 0; k < ncmd; k++)
+        a[STEP_FIXED + k] = cmd[k];
+    s->cmds[i].argv = a;
+    ngi_strlcpy(s->ans[i].name, job->nodes[i], sizeof s->ans[i].name);
+}
+
+/* One node's answer from its command's result; its output moves over.
+ * A step past its time did not answer; one whose output overran its
+ * bound failed; otherwise srun's last words say what happened. */
+static void step_answer(ngi_many *c, ng_node_answer *a)
+{
+    ngi_cmd *r = &c->res;
+    a->ms = r->ms;
+    a->exit_status = r->exit_status;
+    a->out = r->out;
+    a->len = r->len;
+    r->out = NULL;
+    if (r->not_found) {
+        a->status = NG_NODE_FAILED;
+        snprintf(a->why, sizeof a->why, "cannot run srun: not on PATH");
+    } else if (r->timed_out || r->too_big) {
+        a->status = r->timed_out ? NG_NODE_NO_ANSWER : NG_NODE_FAILED;
+        ngi_cmd_describe(r, a->why, sizeof a->why);
+    } else {
+        a->status = NG_NODE_ANSWERED;
+        last_words(c->err, a->why, sizeof a->why);
+    }
+}
+
+/* Slurm creates a step only for the job's own user (stepmgr: "the UID
+ * originating the request is identical with step_specs->user_id", root
+ * included): root runs the steps as the owner, with the owner's groups;
+ * the owner may read every process of the job. `groups` must outlive the
+ * run (the commands point at it). */
+static int steps_as_owner(node_steps *s, const ng_slurm_job *job, unsigned groups[64],
+                          char *err, size_t errlen)
+{
+    unsigned ngroups = 0, gid = 0;
+    int as_user = getuid() == 0 && job->uid != 0;
+    if (as_user && owner_ids(job->uid, &gid, groups, &ngroups) < 0)
+        return ngi_fail(err, errlen, "job %s: its owner (uid %u) has no entry in the user "
+                        "database here: cannot run a step as them", job->job_id, job->uid);
+    for (unsigned i = 0; i < job->n_nodes; i++)
+        s->cmds[i] = (ngi_many){.argv = s->cmds[i].argv, .as_user = as_user, .uid = job->uid,
+                                .gid = gid, .ngroups = ngroups, .groups = groups};
+    return 0;
+}
+
 int ng_slurm_job_each_node(const ng_slurm_job *job, char *const cmd[], unsigned parallel,
                            unsigned timeout_ms, size_t max_out, ng_node_answer **out, char *err,
                            size_t errlen)
@@ -226,77 +309,35 @@ int ng_slurm_job_each_node(const ng_slurm_job *job, char *const cmd[], unsigned 
         ncmd++;
     if (!n || !ncmd || cmd[ncmd] || !parallel || !timeout_ms)
         return ngi_fail(err, errlen, "ng_slurm_job_each_node: bad arguments");
-    /* srun --jobid=J --overlap -N1 -n1 -w NODE ... CMD: a step of the job
-     * that shares its CPUs (--overlap), on that node alone; --chdir=/
-     * (the caller's directory may not exist there), no binding of its own. */
-    enum { FIXED = 10 };
-    char jobarg[64], (*nodearg)[NG_NODE_NAME_MAX + 16] = calloc(n, sizeof *nodearg);
-    char **argvs = calloc((size_t)n * (FIXED + ncmd + 1), sizeof *argvs);
-    ngi_many *cmds = calloc(n, sizeof *cmds);
-    ng_node_answer *ans = calloc(n, sizeof *ans);
-    if (!nodearg || !argvs || !cmds || !ans) {
-        free(nodearg), free(argvs), free(cmds), free(ans);
+    node_steps s = {.nodearg = calloc(n, sizeof *s.nodearg),
+                    .argvs = calloc((size_t)n * (STEP_FIXED + ncmd + 1), sizeof *s.argvs),
+                    .cmds = calloc(n, sizeof *s.cmds),
+                    .ans = calloc(n, sizeof *s.ans)};
+    if (!s.nodearg || !s.argvs || !s.cmds || !s.ans) {
+        steps_free(&s);
         return ngi_fail(err, errlen, "out of memory");
     }
-    snprintf(jobarg, sizeof jobarg, "--jobid=%s", job->job_id);
-    for (unsigned i = 0; i < n; i++) {
-        char **a = argvs + (size_t)i * (FIXED + ncmd + 1);
-        snprintf(nodearg[i], sizeof nodearg[i], "--nodelist=%s", job->nodes[i]);
-        const char *fixed[FIXED] = {"srun", jobarg, "--overlap", "--nodes=1", "--ntasks=1",
-                                    nodearg[i], "--chdir=/", "--quiet", "--cpu-bind=none",
-                                    "--job-name=numaguard-check"};
-        for (unsigned k = 0; k < FIXED; k++)
-            a[k] = (char *)fixed[k];
-        for (unsigned k = 0; k < ncmd; k++)
-            a[FIXED + k] = cmd[k];
-        cmds[i].argv = a;
-        ngi_strlcpy(ans[i].name, job->nodes[i], sizeof ans[i].name);
-    }
-    /* Slurm creates a step only for the job's own user (stepmgr: "the
-     * UID originating the request is identical with step_specs->user_id",
-     * root included): root runs the steps as the owner, with the owner's
-     * groups; the owner may read every process of the job. */
-    unsigned groups[64], ngroups = 0, gid = 0;
-    int as_user = getuid() == 0 && job->uid != 0;
-    if (as_user && owner_ids(job->uid, &gid, groups, &ngroups) < 0) {
-        free(nodearg), free(argvs), free(cmds), free(ans);
-        return ngi_fail(err, errlen, "job %s: its owner (uid %u) has no entry in the user "
-                        "database here: cannot run a step as them", job->job_id, job->uid);
-    }
+    snprintf(s.jobarg, sizeof s.jobarg, "--jobid=%s", job->job_id);
     for (unsigned i = 0; i < n; i++)
-        cmds[i] = (ngi_many){.argv = cmds[i].argv, .as_user = as_user, .uid = job->uid,
-                             .gid = gid, .ngroups = ngroups, .groups = groups};
-    int rc = ngi_run_many(cmds, n, parallel, timeout_ms, max_out, 16 * 1024);
-    for (unsigned i = 0; i < n && rc == 0; i++) {
-        ngi_cmd *r = &cmds[i].res;
-        ans[i].ms = r->ms;
-        ans[i].exit_status = r->exit_status;
-        ans[i].out = r->out;
-        ans[i].len = r->len;
-        r->out = NULL;
-        if (r->not_found) {
-            ans[i].status = NG_NODE_FAILED;
-            snprintf(ans[i].why, sizeof ans[i].why, "cannot run srun: not on PATH");
-        } else if (r->timed_out) {
-            ans[i].status = NG_NODE_NO_ANSWER;
-            ngi_cmd_describe(r, ans[i].why, sizeof ans[i].why);
-        } else if (r->too_big) {
-            ans[i].status = NG_NODE_FAILED;
-            ngi_cmd_describe(r, ans[i].why, sizeof ans[i].why);
-        } else {
-            ans[i].status = NG_NODE_ANSWERED;
-            last_words(cmds[i].err, ans[i].why, sizeof ans[i].why);
-        }
+        step_argv(&s, job, i, cmd, ncmd);
+    unsigned groups[64];
+    if (steps_as_owner(&s, job, groups, err, errlen) < 0) {
+        steps_free(&s);
+        return -1;
     }
-    ngi_many_free(cmds, n);
-    free(cmds);
-    free(argvs);
-    free(nodearg);
+    int rc = ngi_run_many(s.cmds, n, parallel, timeout_ms, max_out, 16 * 1024);
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        step_answer(&s.cmds[i], &s.ans[i]);
+    ngi_many_free(s.cmds, n);
     if (rc < 0) {
-        ng_node_answers_free(ans, n);
+        ng_node_answers_free(s.ans, n);
+        s.ans = NULL;
+        steps_free(&s);
         return ngi_fail(err, errlen, "cannot run srun on the job's nodes (no memory?)");
     }
-    *out = ans;
+    *out = s.ans;
+    s.ans = NULL;
+    steps_free(&s);
     return 0;
 }
 

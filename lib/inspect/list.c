@@ -38,9 +38,7 @@ static int list_pids(const char *fsroot, int skip_pid, pid_filter keep, const vo
 {
     char path[4096];
     *n = 0;
-    if (ngi_path(path, sizeof path, fsroot, "/proc") < 0)
-        return -1;
-    DIR *d = opendir(path);
+    DIR *d = ngi_opendir_path(path, sizeof path, fsroot, "/proc");
     if (!d)
         return -1;
     for (struct dirent *e; (e = readdir(d)) != NULL && *n < max;) {
@@ -142,9 +140,7 @@ void ngi_sluid_map_build(const char *fsroot, ngi_sluid_map *map)
 {
     char path[4096];
     map->n = 0;
-    if (ngi_path(path, sizeof path, fsroot, "/proc") < 0)
-        return;
-    DIR *d = opendir(path);
+    DIR *d = ngi_opendir_path(path, sizeof path, fsroot, "/proc");
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d)) != NULL && map->n < NGI_SLUID_MAP_MAX;) {

@@ -4,6 +4,7 @@
 #define NGI_BASE_H
 
 #include "numaguard.h"
+#include <dirent.h>
 #include <stdarg.h>
 
 #define NGI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -55,6 +56,10 @@ size_t ngi_escape_bytes(const char *s, size_t n, char *out, size_t len, unsigned
 
 /** Join fsroot and an absolute path into buf; -1 if too long. */
 int ngi_path(char *buf, size_t len, const char *fsroot, const char *abs_path);
+
+/** opendir(fsroot + abs_path), the path left in buf (for ngi_join on its
+ *  entries); NULL when it does not fit or cannot be opened. */
+DIR *ngi_opendir_path(char *buf, size_t len, const char *fsroot, const char *abs_path);
 
 /** dir + "/" + name + suffix into buf; -1 if it does not fit. */
 int ngi_join(char *buf, size_t len, const char *dir, const char *name, const char *suffix);

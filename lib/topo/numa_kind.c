@@ -125,9 +125,7 @@ int ngi_numa_hwloc_cpuless(hwloc_obj_t obj, ng_mem_kind kind)
 static void hints_dax(const char *fsroot, ngi_sysfs_hints *h, const char *dir_abs)
 {
     char dir[512];
-    if (ngi_path(dir, sizeof dir, fsroot, dir_abs) < 0)
-        return;
-    DIR *d = opendir(dir);
+    DIR *d = ngi_opendir_path(dir, sizeof dir, fsroot, dir_abs);
     if (!d)
         return;
     struct dirent *de;
@@ -153,9 +151,7 @@ static void hints_dax(const char *fsroot, ngi_sysfs_hints *h, const char *dir_ab
 static void hints_nvidia(const char *fsroot, ngi_sysfs_hints *h)
 {
     char dir[512];
-    if (ngi_path(dir, sizeof dir, fsroot, "/proc/driver/nvidia/gpus") < 0)
-        return;
-    DIR *d = opendir(dir);
+    DIR *d = ngi_opendir_path(dir, sizeof dir, fsroot, "/proc/driver/nvidia/gpus");
     if (!d)
         return;
     struct dirent *de;
