@@ -167,32 +167,40 @@ static void proc_json(json_out *j, const ng_topology *topo, const ng_proc_view *
     json_end_object(j);
 }
 
+/* One CPU of the summary: what runs on it. */
+static void cpu_view_json(json_out *j, const ng_cpu_view *c)
+{
+    json_begin_object(j, NULL);
+    json_uint(j, "cpu", c->cpu);
+    json_uint(j, "runnable", c->runnable);
+    json_uint(j, "threads", c->threads);
+    json_uint(j, "bound", c->bound);
+    json_end_object(j);
+}
+
+/* One overlap of the summary: processes bound to the same CPUs. */
+static void overlap_json(json_out *j, const ng_overlap_view *o)
+{
+    json_begin_object(j, NULL);
+    json_begin_array(j, "pids");
+    for (unsigned k = 0; k < o->n_pids; k++)
+        json_uint(j, NULL, (unsigned)o->pids[k]);
+    json_end_array(j);
+    json_list(j, "cpus", o->cpus);
+    json_uint(j, "cores", o->cores);
+    json_end_object(j);
+}
+
 static void summary_json(json_out *j, const ng_inspection *ins)
 {
     json_begin_object(j, "summary");
     json_begin_array(j, "cpus");
-    for (unsigned i = 0; i < ng_inspection_cpu_count(ins); i++) {
-        const ng_cpu_view *c = ng_inspection_cpu(ins, i);
-        json_begin_object(j, NULL);
-        json_uint(j, "cpu", c->cpu);
-        json_uint(j, "runnable", c->runnable);
-        json_uint(j, "threads", c->threads);
-        json_uint(j, "bound", c->bound);
-        json_end_object(j);
-    }
+    for (unsigned i = 0; i < ng_inspection_cpu_count(ins); i++)
+        cpu_view_json(j, ng_inspection_cpu(ins, i));
     json_end_array(j);
     json_begin_array(j, "overlaps");
-    for (unsigned i = 0; i < ng_inspection_overlap_count(ins); i++) {
-        const ng_overlap_view *o = ng_inspection_overlap(ins, i);
-        json_begin_object(j, NULL);
-        json_begin_array(j, "pids");
-        for (unsigned k = 0; k < o->n_pids; k++)
-            json_uint(j, NULL, (unsigned)o->pids[k]);
-        json_end_array(j);
-        json_list(j, "cpus", o->cpus);
-        json_uint(j, "cores", o->cores);
-        json_end_object(j);
-    }
+    for (unsigned i = 0; i < ng_inspection_overlap_count(ins); i++)
+        overlap_json(j, ng_inspection_overlap(ins, i));
     json_end_array(j);
     json_notes(j, "warnings", ng_inspection_warnings(ins));
     json_end_object(j);
