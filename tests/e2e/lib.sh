@@ -27,3 +27,16 @@ start() {
         i=$((i + 1))
     done
 }
+
+# doctor_prereqs: what the doctor suites (t-doctor, t-doctor-sites) need
+# before they start: the CLI, root (mknod for the fake device files), the
+# plugin and the real slurmd; sets PLUGIN and adds /usr/sbin to PATH.
+doctor_prereqs() {
+    [ -x "$NG" ] || skip_all "$NG not built"
+    [ "$(id -u)" -eq 0 ] || skip_all "needs root (mknod for the fake device files)"
+    PLUGIN=$BUILD/numaguard.so
+    [ -f "$PLUGIN" ] || skip_all "$PLUGIN not built (needs the Slurm headers)"
+    command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ] ||
+        skip_all "slurmd not installed (tests/install-deps.sh)"
+    PATH=$PATH:/usr/sbin
+}

@@ -11,13 +11,7 @@
 # never answers is killed after --timeout.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/lib.sh
-[ -x "$NG" ] || skip_all "$NG not built"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (mknod for the fake device files)"
-PLUGIN=$BUILD/numaguard.so
-[ -f "$PLUGIN" ] || skip_all "$PLUGIN not built (needs the Slurm headers)"
-command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ] ||
-    skip_all "slurmd not installed (tests/install-deps.sh)"
-PATH=$PATH:/usr/sbin
+doctor_prereqs
 W=$(mktemp -d /tmp/ng-doctor.XXXXXX) || exit 2
 trap 'rm -rf "$W"' EXIT
 R=$W/root E=$W/etc BIN=$W/bin SMI=$W/smi
