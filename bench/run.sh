@@ -4,11 +4,21 @@
 # Never part of make check. Knobs: BUILD (default build-bench), BENCH_RUNS
 # (srun runs per launch configuration, default 30), BENCH_OMP_RUNS (5),
 # BENCH_FRESH (fresh processes per load figure, 20), BENCH_OUT.
+# BENCH_ONLY=adaptive: build, run section f alone (bench/adaptive.sh) and
+# splice it, with its own date, revision and load, into the existing
+# $BENCH_OUT in place of the old f (and the static tail); the other
+# sections and the "This run" header stay those of the last whole run.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 export BUILD=${BUILD:-build-bench}
 OUT=${BENCH_OUT:-docs/performance.md}
+ONLY=${BENCH_ONLY:-}
+case $ONLY in
+"") ;;
+adaptive) grep -q '^### f\. ' "$OUT" 2>/dev/null || { echo "bench: BENCH_ONLY=adaptive: no section f in $OUT" >&2; exit 2; } ;;
+*) echo "bench: BENCH_ONLY=$ONLY: the valid values are adaptive or empty (everything)" >&2; exit 2 ;;
+esac
 export BENCH_WORK
 BENCH_WORK=$(mktemp -d /tmp/ng-bench.XXXXXX)
 chmod 755 "$BENCH_WORK" # munged refuses sockets under a private (0700) parent
@@ -29,6 +39,38 @@ $CC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENC
 make --no-print-directory BUILD="$BUILD" tests >/dev/null || exit 1
 clang -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENCH_BIN/omp_pool_clang" \
     tests/helpers/omp_pool.c || exit 1
+
+if [ "$ONLY" = adaptive ]; then
+    rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
+    echo "bench: --omp-guard=adaptive (f) alone, spliced into $OUT" >&2
+    adaptive_rc=0
+    bash bench/adaptive.sh "$BENCH_WORK/adaptive.md" || { adaptive_rc=1; echo "bench: an adaptive target was missed (see f.)" >&2; }
+    {
+        sed -n '1,2p' "$BENCH_WORK/adaptive.md"
+        echo "This section alone: \`BENCH_ONLY=adaptive make bench\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+        echo "numaguard $rev, load average (1/5/15 min) before: $load_before, after:"
+        echo "$(cut -d' ' -f1-3 /proc/loadavg), $(( $(date +%s) - start )) s. The other sections are from the run above."
+        echo
+        sed '1,2d' "$BENCH_WORK/adaptive.md"
+    } >"$BENCH_WORK/adaptive-only.md"
+    # Section f is everything from its heading to the next heading of
+    # level 2 or 3; the tail from "## Reading the figures" on is static.
+    python3 - "$OUT" "$BENCH_WORK/adaptive-only.md" bench/performance-tail.md <<'PY' || exit 1
+import re, sys
+doc = open(sys.argv[1]).read()
+frag = open(sys.argv[2]).read()
+tail = open(sys.argv[3]).read()
+m = re.search(r"^### f\. .*?(?=^##+ )", doc, re.M | re.S)
+t = doc.find("\n## Reading the figures")
+if not m or t < m.end():
+    sys.exit("bench: section f or the tail not found in " + sys.argv[1])
+doc = doc[:m.start()] + frag + doc[m.end():t] + tail
+open(sys.argv[1], "w").write(doc)
+PY
+    echo "bench: wrote section f into $OUT" >&2
+    rm -rf "$BENCH_WORK"
+    exit $adaptive_rc
+fi
 
 echo "bench: micro benchmarks" >&2
 bash bench/micro.sh "$BENCH_WORK/micro.md" || exit 1

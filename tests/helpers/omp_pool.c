@@ -3,7 +3,19 @@
  * and a pool of pthread workers that each run small OpenMP regions (an
  * environment pool).
  *
- *   omp_pool [WORKERS [SECONDS [CHILDREN]]]   defaults 16 1.0 2
+ *   omp_pool [WORKERS [SECONDS [CHILDREN [ELEMS [WARMUP]]]]]
+ *                                        defaults 16 1.0 2 256 0
+ *
+ * ELEMS is each region's loop length (doubles in each worker's array). The
+ * default, 256, is the field report's case: regions so small that a team
+ * costs more than it saves. bench/adaptive.sh passes a larger one for its
+ * single-caller rows, where the regions must be worth a team.
+ * WARMUP > 0: the workers run regions, uncounted, until WARMUP seconds
+ * after they were started, then count for SECONDS; the rate is the steps
+ * counted over the time from that common start to the last join. With 0
+ * each worker counts from its first region (after it, 1 step) for
+ * SECONDS, the rate over the time from creating the workers to the last
+ * join.
  *
  * Prints, one per line:
  *   main cpus=<list>                   affinity after the first OpenMP region
@@ -23,9 +35,12 @@
 #include <unistd.h>
 
 #define MAX_WORKERS 256
-#define ELEMS 256
+#define MAX_ELEMS (1L << 24)
 
 static double seconds;
+static long elems = 256;
+static double warmup;
+static double begin;   /* WARMUP > 0: when counting starts, for every worker */
 static char lines[MAX_WORKERS][4096];
 static unsigned long steps[MAX_WORKERS];
 
@@ -58,12 +73,13 @@ static void affinity_line(const char *label, char *buf, size_t len)
     }
 }
 
-/* One small OpenMP region; returns a value so it is not optimised away. */
+/* One OpenMP region over @p elems doubles; returns a value so it is not
+ * optimised away. */
 static double region(double *a)
 {
     double sum = 0;
 #pragma omp parallel for reduction(+ : sum) schedule(static)
-    for (int i = 0; i < ELEMS; i++) {
+    for (long i = 0; i < elems; i++) {
         a[i] = a[i] * 0.999 + 1.0;
         sum += a[i];
     }
@@ -73,19 +89,28 @@ static double region(double *a)
 static void *worker(void *arg)
 {
     unsigned id = (unsigned)(size_t)arg;
-    double a[ELEMS] = {0};
+    double *a = calloc((size_t)elems, sizeof *a);
+    if (!a)
+        return (void *)1;
     volatile double sink = region(a);
     char label[32];
     snprintf(label, sizeof label, "worker %u", id);
     affinity_line(label, lines[id], sizeof lines[id]);
     unsigned long n = 1;
     double end = now_s() + seconds;
+    if (warmup > 0) {
+        while (now_s() < begin)
+            sink += region(a);
+        n = 0;
+        end = begin + seconds;
+    }
     while (now_s() < end) {
         for (int k = 0; k < 16; k++)
             sink += region(a);
         n += 16;
     }
     (void)sink;
+    free(a);
     steps[id] = n;
     return NULL;
 }
@@ -122,13 +147,21 @@ int main(int argc, char **argv)
     unsigned nw = argc > 1 ? (unsigned)atoi(argv[1]) : 16;
     seconds = argc > 2 ? atof(argv[2]) : 1.0;
     unsigned nc = argc > 3 ? (unsigned)atoi(argv[3]) : 2;
-    if (nw < 1 || nw > MAX_WORKERS || seconds <= 0 || seconds > 600 || nc > 64) {
-        fprintf(stderr, "usage: omp_pool [WORKERS 1-256 [SECONDS [CHILDREN 0-64]]]\n");
+    elems = argc > 4 ? atol(argv[4]) : 256;
+    warmup = argc > 5 ? atof(argv[5]) : 0;
+    if (nw < 1 || nw > MAX_WORKERS || seconds <= 0 || seconds > 600 || nc > 64 || elems < 1 ||
+        elems > MAX_ELEMS || !(warmup >= 0 && warmup <= 600)) {
+        fprintf(stderr,
+                "usage: omp_pool [WORKERS 1-256 [SECONDS [CHILDREN 0-64 [ELEMS 1-%ld [WARMUP 0-600]]]]]\n",
+                MAX_ELEMS);
         return 2;
     }
-    double a[ELEMS] = {0};
+    double *a = calloc((size_t)elems, sizeof *a);
+    if (!a)
+        return 1;
     volatile double sink = region(a); /* the runtime starts here */
     (void)sink;
+    free(a);
     char line[4096];
     affinity_line("main", line, sizeof line);
     printf("%s\n", line);
@@ -138,12 +171,20 @@ int main(int argc, char **argv)
     }
     pthread_t t[MAX_WORKERS];
     double t0 = now_s();
+    begin = t0 + warmup;
+    if (warmup > 0)
+        t0 = begin;
     for (unsigned i = 0; i < nw; i++)
         if (pthread_create(&t[i], NULL, worker, (void *)(size_t)i) != 0)
             return 1;
     unsigned long total = 0;
     for (unsigned i = 0; i < nw; i++) {
-        pthread_join(t[i], NULL);
+        void *ret;
+        pthread_join(t[i], &ret);
+        if (ret) {
+            fprintf(stderr, "omp_pool: out of memory for %ld elements\n", elems);
+            return 1;
+        }
         total += steps[i];
     }
     double dt = now_s() - t0;
