@@ -192,7 +192,7 @@ static void kill_descendants(void)
  * @p stfd. Never returns. */
 static void keeper(const job *j, int wfd, int nullfd, int ctl, int stfd)
 {
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);   /* all five: valgrind 3.24 checks arg4 */
     pid_t tool = fork();
     if (tool == 0)
         child(j, wfd, nullfd);

@@ -595,12 +595,33 @@ want = lst.stdout.split()[-1] if lst.returncode == 0 and lst.stdout.split() else
 ok(rc == 0 and want and f"hwloc {want} running" in out,
    f"--version names the running hwloc release ({want})", out)
 
-# check --all-mine with nothing to show says so (as a user with no other process).
+# check --all-mine with nothing to show says so, as a user with no other
+# process: a uid no process has now (not 65534: other jobs on a shared
+# machine run as nobody), without a passwd entry. A build whose libraries
+# that user cannot read (check-hwloc-next's rpath under a clone in /root)
+# cannot run as that user: a skip, said.
+def unused_uid():
+    used = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                used.add(os.stat("/proc/" + d).st_uid)
+            except OSError:
+                pass
+    return next(u for u in range(2000000000, 2000010000) if u not in used)
+
+
 if os.geteuid() == 0 and shutil.which("setpriv"):
-    pr = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+    uid = unused_uid()
+    pr = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
                          os.path.abspath(CLI), "check", "--all-mine"], capture_output=True, text=True)
-    ok(pr.returncode == 0 and pr.stdout.strip() == "no process of uid 65534 but this check is running",
-       "check --all-mine with nothing to show says so", pr.stdout + pr.stderr)
+    desc = "check --all-mine with nothing to show says so"
+    if pr.returncode in (126, 127) and ("error while loading shared libraries" in pr.stderr or
+                                        "Permission denied" in pr.stderr):
+        ok(True, desc + " # skip uid %d cannot run this build: %s" % (uid, pr.stderr.strip()[:100]))
+    else:
+        ok(pr.returncode == 0 and pr.stdout.strip() == "no process of uid %d but this check is running" % uid,
+           desc, pr.stdout + pr.stderr)
 
 
 # Mistakes that name their fix (issue 30): each one line, exactly, exit 2.
