@@ -2,7 +2,9 @@
 # --omp-guard=adaptive, the governor of OpenMP teams (libnumaguard-omp.so,
 # docs/omp-adaptive.md), outside Slurm: team sizes as each region reports
 # them (omp_get_num_threads) under libgomp (gcc) and LLVM's libomp (clang);
-# hang tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
+# regions with many shared variables and
+# unwinding through the governor's libomp entry point (omp_args); hang
+# tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
 # builds in an 8-thread pool; a fork from a thread inside a region); two
 # runtimes in one process; a runtime linked in statically said once; what
 # numaguard exec puts in the environment (LD_PRELOAD appended, never
@@ -64,6 +66,42 @@ for rt in gcc clang; do
     like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\)" \
         "$lib: ... and the budget once"
 
+    # Many shared variables (clang: each one more variadic argument of
+    # __kmpc_fork_call, argc - 3 of them on the caller's stack), checked by
+    # every team member, one caller (teams of 2) and 4 (teams of 1).
+    A=$BUILD/tests/omp_args
+    [ $rt = clang ] && A=$BUILD/tests/clang/omp_args
+    for c in 1 4; do
+        gov "$A" $c 100 >"$T/args$c" 2>&1
+        rc=$?
+        is "$(sed -n 's/^shared \([0-9]*\) teams .* bad \([0-9]*\)/\1:\2/p' "$T/args$c" | tr '\n' ' ')" \
+            "4:0 8:0 9:0 20:0 " "$lib: regions with 4, 8, 9 and 20 arguments, $c caller(s): every value right (rc $rc)"
+    done
+    is "$(sed -n 's/^shared 20 teams \([0-9-]*\) .*/\1/p' "$T/args1")/$(sed -n 's/^shared 20 teams \([0-9]\).*/\1/p' "$T/args4")" \
+        "2-2/1" "$lib: ... with the teams the governor gave (2 alone, 1 among 4)"
+    # From inside a region, the unwinder reaches the function that opened
+    # it through the governor's entry point (for libomp: the stub's frame;
+    # libgomp's wrappers end in a tail call).
+    via='.*@libnumaguard-omp\.so'
+    [ $rt = gcc ] && via='GOMP_parallel@libgomp'
+    like "$(grep '^unwind' "$T/args1")" "^unwind caller 1 via $via" \
+        "$lib: backtrace() inside a region reaches the caller's frame (through $via)"
+    if [ $rt = gcc ]; then
+        skip 1 "libgomp: the governor's wrappers leave no frame"
+    elif command -v gdb >/dev/null; then
+        timeout -k 5 "$LIMIT" gdb -nx -batch -ex 'set startup-with-shell off' \
+            -ex "set environment LD_PRELOAD=$GOV" -ex 'set environment NUMAGUARD_OMP_CORES=2' \
+            -ex 'break look' -ex run -ex bt -ex kill --args "$A" 1 1 >"$T/gdb" 2>&1
+        # the governor's frame: "from .../libnumaguard-omp.so", or its
+        # source file where the build kept debug information (gomp.c)
+        order=$(awk '/^#[0-9]+ .*( from .*libnumaguard-omp\.so| at preload\/)/ {g = 1}
+                     g && /^#[0-9]+ .* in main / {print "ok"}' "$T/gdb")
+        is "$order" "ok" "$lib: gdb's backtrace inside a region: the governor's frame, then main"
+        [ "$order" = ok ] || grep '^#' "$T/gdb" | sed 's/^/#   /'
+    else
+        skip 1 "gdb not installed"
+    fi
+
     # A fork from a team member inside a region; the child runs a region.
     F=$BUILD/tests/omp_fork
     [ $rt = clang ] && F=$BUILD/tests/clang/omp_fork
@@ -73,6 +111,12 @@ for rt in gcc clang; do
         "$lib: fork from a thread inside a region: child and parent finish (rc $rc, limit ${LIMIT}s)"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$T/fork" | tail -5
 done
+
+# What the clang probe passes: argc 8 and 20 (objdump of its calls).
+argcs=$(objdump -d --no-show-raw-insn "$BUILD/tests/clang/omp_args" 2>/dev/null |
+    awk '/mov +\$0x[0-9a-f]+,%esi/ {split($NF, a, /[$,]/); v = a[2]} /call.*<__kmpc_fork_call/ {print v; v = ""}' |
+    sort -u | tr '\n' ' ')
+like "$argcs" "0x14 .*0x8 " "the clang probe's regions call __kmpc_fork_call with 8 and 20 arguments ($argcs)"
 
 # Several runtimes in one process, loaded RTLD_LOCAL as Python loads
 # extension modules (a wheel's own libgomp copy, a clang-built library).
@@ -186,16 +230,21 @@ if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address
       -fno-sanitize-recover=all -fno-omit-frame-pointer -shared \
       -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
     asan=$(cc -print-file-name=libasan.so)
-    for P in "$BUILD/tests/omp_teams" "$BUILD/tests/clang/omp_teams"; do
-        ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 \
-            LD_PRELOAD="$asan $SAN" NUMAGUARD_OMP_CORES=2 timeout -k 5 "$LIMIT" "$P" 8 50 >"$T/san.out" 2>&1
-        rc=$?
-        ok $([ $rc -eq 0 ] && ! grep -qE 'runtime error|Sanitizer' "$T/san.out"; echo $?) \
-            "$(basename "$(dirname "$P")")/omp_teams 8 callers under the ASan+UBSan governor: clean (rc $rc)"
-        [ $rc -eq 0 ] || grep -E 'runtime error|ERROR' "$T/san.out" | head -3 | sed 's/^/#   /'
+    for d in "$BUILD/tests" "$BUILD/tests/clang"; do
+        for run in "omp_teams 8 50" "omp_args 4 20"; do
+            set -- $run
+            P=$d/$1
+            shift
+            ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 \
+                LD_PRELOAD="$asan $SAN" NUMAGUARD_OMP_CORES=2 timeout -k 5 "$LIMIT" "$P" "$@" >"$T/san.out" 2>&1
+            rc=$?
+            ok $([ $rc -eq 0 ] && ! grep -qE 'runtime error|Sanitizer| bad [1-9]' "$T/san.out"; echo $?) \
+                "$(basename "$d")/$run under the ASan+UBSan governor: clean (rc $rc)"
+            [ $rc -eq 0 ] || grep -E 'runtime error|ERROR' "$T/san.out" | head -3 | sed 's/^/#   /'
+        done
     done
 else
-    skip 2 "cannot build the governor with ASan+UBSan"
+    skip 4 "cannot build the governor with ASan+UBSan"
     sed 's/^/#   /' "$T/san.err" | head -3
 fi
 done_testing
