@@ -2,12 +2,13 @@
  * LLVM runtimes). A region is __kmpc_push_num_threads (only with a
  * num_threads clause) then __kmpc_fork_call(loc, argc, microtask, ...):
  * the governor's answer is pushed just before the fork, the way the
- * compiler pushes a clause. __kmpc_fork_call is variadic (argc shared
+ * compiler pushes a clause, and the governor is told when the fork
+ * returned (the region is over). __kmpc_fork_call is variadic (argc shared
  * variables, any number): it cannot be re-called from C with its
  * arguments, so a few instructions with a frame of their own ask
  * ngo_kmp_fork_prepare for the real entry point, call it with the
- * caller's registers and a copy of its stack arguments, and return.
- * x86-64 only; elsewhere libomp's regions are not
+ * caller's registers and a copy of its stack arguments, then call
+ * ngo_region_end. x86-64 only; elsewhere libomp's regions are not
  * governed (libgomp's are). */
 #include "gov.h"
 
@@ -34,7 +35,8 @@ static void prepare(const ngo_rt *rt, ident_t *loc, const char *entry)
 }
 
 /* Called by the stub below with the caller's first two arguments and its
- * return address; returns the runtime's __kmpc_fork_call. */
+ * return address; returns the runtime's __kmpc_fork_call. The stub calls
+ * ngo_region_end when that returned. */
 NGO_HIDDEN void *ngo_kmp_fork_prepare(ident_t *loc, int argc, uintptr_t site);
 void *ngo_kmp_fork_prepare(ident_t *loc, int argc, uintptr_t site)
 {
@@ -55,6 +57,8 @@ NGO_EXPORT void __kmpc_fork_call_if(ident_t *loc, int argc, void *microtask, int
         ngo_take_clause();
     ((void (*)(ident_t *, int, void *, int, void *))rt->fn[NGO_KMPC_FORK_CALL_IF])(
         loc, argc, microtask, cond, args);
+    if (cond)
+        ngo_region_end();   /* paired with prepare's ngo_decide */
 }
 
 #if defined(__x86_64__)
@@ -69,7 +73,7 @@ NGO_EXPORT void __kmpc_fork_call_if(ident_t *loc, int argc, void *microtask, int
  * the registers saved below it, ngo_kmp_fork_prepare(loc, argc, return
  * address) -> the real entry point; then the stack arguments copied below
  * (rounded up to an even count: %rsp 16-byte aligned at each call), the
- * registers restored, the call, leave, ret. The CFI
+ * registers restored, the call, ngo_region_end(), leave, ret. The CFI
  * describes an %rbp-based frame: debuggers, perf and backtrace() unwind
  * through it to the caller.
  *
@@ -126,6 +130,7 @@ __asm__(".text\n"
         "movq -64(%rbp), %r11\n"
         "movq -8(%rbp), %rax\n"
         "call *%r11\n"
+        "call ngo_region_end\n"
         "leave\n"
         ".cfi_def_cfa %rsp, 8\n"
         "ret\n"

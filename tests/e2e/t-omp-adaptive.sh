@@ -2,8 +2,9 @@
 # --omp-guard=adaptive, the governor of OpenMP teams (libnumaguard-omp.so,
 # docs/omp-adaptive.md), outside Slurm: team sizes as each region reports
 # them (omp_get_num_threads) under libgomp (gcc) and LLVM's libomp (clang);
-# regions with many shared variables and
-# unwinding through the governor's libomp entry point (omp_args); hang
+# regions longer than the window (a caller counts while inside one and for
+# the window after it ends); regions with many shared variables and
+# unwinding through the governor's entry points (omp_args); hang
 # tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
 # builds in an 8-thread pool; a fork from a thread inside a region); two
 # runtimes in one process; a runtime linked in statically said once; what
@@ -66,6 +67,27 @@ for rt in gcc clang; do
     like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\)" \
         "$lib: ... and the budget once"
 
+    # Regions longer than the window: a caller counts while it is inside
+    # one, and for the window after it ENDS. Two callers, 6 regions of
+    # 300 ms each, the second starting 150 ms later: 1 each once both
+    # run (the first region of each may find the other not yet there);
+    # then caller 0, alone 250 ms after the other's last region, gets 2.
+    seqs() { sed -n 's/^seq \([0-9]*\) [0-9]* \(.*\)/\1:\2/p' "$1" | tr '\n' ' '; }
+    for m in long longnest start; do
+        gov "$P" 2 6 $m 300 >"$T/$m" 2>&1
+        case $m in
+            long) what="regions of 300 ms" ;;
+            longnest) what="... each opening a nested region as it starts (its end is not the outermost's)" ;;
+            start) what="... through GOMP_parallel_start/GOMP_parallel_end (GCC before 4.9)" ;;
+        esac
+        is "$(seqs "$T/$m")" "0:1 1 1 1 1 1:1 1 1 1 1 " \
+            "$lib: 2 callers, $what: teams of 1 after their first regions ($(grep -c '^seq' "$T/$m") callers)"
+        is "$(sed -n 's/^alone //p' "$T/$m")" 2 "$lib: ... then one caller alone, the other idle past the window: 2"
+    done
+    OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 2 6 long 300 >"$T/long0" 2>&1
+    is "$(seqs "$T/long0")" "0:2 2 2 2 2 1:2 2 2 2 2 " \
+        "$lib: the same long regions without the governor: 2 each (4 threads on 2 cores)"
+
     # Many shared variables (clang: each one more variadic argument of
     # __kmpc_fork_call, argc - 3 of them on the caller's stack), checked by
     # every team member, one caller (teams of 2) and 4 (teams of 1).
@@ -81,14 +103,10 @@ for rt in gcc clang; do
         "2-2/1" "$lib: ... with the teams the governor gave (2 alone, 1 among 4)"
     # From inside a region, the unwinder reaches the function that opened
     # it through the governor's entry point (for libomp: the stub's frame;
-    # libgomp's wrappers end in a tail call).
-    via='.*@libnumaguard-omp\.so'
-    [ $rt = gcc ] && via='GOMP_parallel@libgomp'
-    like "$(grep '^unwind' "$T/args1")" "^unwind caller 1 via $via" \
-        "$lib: backtrace() inside a region reaches the caller's frame (through $via)"
-    if [ $rt = gcc ]; then
-        skip 1 "libgomp: the governor's wrappers leave no frame"
-    elif command -v gdb >/dev/null; then
+    # for libgomp: the wrapper's, which waits for the region to end).
+    like "$(grep '^unwind' "$T/args1")" "^unwind caller 1 via .*@libnumaguard-omp\.so" \
+        "$lib: backtrace() inside a region reaches the caller's frame (through the governor's)"
+    if command -v gdb >/dev/null; then
         timeout -k 5 "$LIMIT" gdb -nx -batch -ex 'set startup-with-shell off' \
             -ex "set environment LD_PRELOAD=$GOV" -ex 'set environment NUMAGUARD_OMP_CORES=2' \
             -ex 'break look' -ex run -ex bt -ex kill --args "$A" 1 1 >"$T/gdb" 2>&1
@@ -100,6 +118,18 @@ for rt in gcc clang; do
         [ "$order" = ok ] || grep '^#' "$T/gdb" | sed 's/^/#   /'
     else
         skip 1 "gdb not installed"
+    fi
+
+    # A thread that calls pthread_exit inside the region it started: the
+    # forced unwind crosses the governor's frame; counted while inside, it
+    # is taken off as it exits (its key's destructor), not a window later.
+    if [ $rt = clang ]; then
+        gov "$A" 1 1 exit >"$T/exit" 2>&1
+        rc=$?
+        is "$(sed -n 's/^exit //p' "$T/exit") rc $rc" "during 1 after 2 rc 0" \
+            "$lib: pthread_exit inside a region: the other caller gets 1 core while it is inside, 2 right after it exited"
+    else
+        skip 1 "libgomp aborts on pthread_exit inside a region by itself (free(): invalid pointer), governor or not"
     fi
 
     # A fork from a team member inside a region; the child runs a region.
@@ -231,7 +261,7 @@ if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address
       -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
     asan=$(cc -print-file-name=libasan.so)
     for d in "$BUILD/tests" "$BUILD/tests/clang"; do
-        for run in "omp_teams 8 50" "omp_args 4 20"; do
+        for run in "omp_teams 8 50" "omp_teams 2 3 longnest 150" "omp_teams 2 3 start 150" "omp_args 4 20"; do
             set -- $run
             P=$d/$1
             shift
@@ -244,7 +274,7 @@ if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address
         done
     done
 else
-    skip 4 "cannot build the governor with ASan+UBSan"
+    skip 8 "cannot build the governor with ASan+UBSan"
     sed 's/^/#   /' "$T/san.err" | head -3
 fi
 done_testing

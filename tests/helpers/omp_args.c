@@ -11,17 +11,27 @@
  *    function that opened the region, through the entry point the
  *    compiler called (the governor's when it is preloaded).
  *
- *   omp_args [CALLERS [ROUNDS]]   CALLERS threads (1: the main thread) each
- *                                 run ROUNDS rounds of the four regions
+ *  - with "exit" (libomp; libgomp aborts by itself there): a thread
+ *    calls pthread_exit inside a 1-thread region it started. The forced
+ *    unwind goes through the entry point's frame, and the thread, counted
+ *    while inside, is taken off as it exits: the main thread's region
+ *    while it is inside ("during", 1 of 2 cores) and right after it
+ *    exited ("after", 2).
+ *
+ *   omp_args [CALLERS [ROUNDS [exit]]]   CALLERS threads (1: the main
+ *                                 thread) each run ROUNDS rounds of the
+ *                                 four regions
  *
  * Prints "shared N teams MIN-MAX bad B" per count (B: values a team
  * member found wrong, or writes lost), then "unwind caller F via SYM@OBJ
  * ..." (F: 1 when the frame of the function that opened the region was
- * found; the entry points' frames on the way, innermost first), "done". */
+ * found; the entry points' frames on the way, innermost first), "exit
+ * during N after M" (exit), "done". */
 #include <execinfo.h>
 #include <dlfcn.h>
 #include <omp.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +176,47 @@ static __attribute__((noinline)) void opens_region(void)
     }
 }
 
+/* ---- a thread that exits inside its region ---- */
+
+static sem_t inside, go;
+
+static void *exits_inside(void *arg)
+{
+    (void)arg;
+#pragma omp parallel num_threads(1)
+    {
+        sem_post(&inside);
+        sem_wait(&go);
+        pthread_exit(NULL);
+    }
+    return NULL;
+}
+
+static unsigned team_now(void)
+{
+    unsigned n = 0;
+#pragma omp parallel
+    {
+        if (omp_get_thread_num() == 0)
+            n = (unsigned)omp_get_num_threads();
+    }
+    return n;
+}
+
+static void exit_inside(void)
+{
+    pthread_t t;
+    sem_init(&inside, 0, 0);
+    sem_init(&go, 0, 0);
+    if (pthread_create(&t, NULL, exits_inside, NULL) != 0)
+        return;
+    sem_wait(&inside);
+    unsigned during = team_now();
+    sem_post(&go);
+    pthread_join(t, NULL);
+    printf("exit during %u after %u\n", during, team_now());
+}
+
 static unsigned rounds = 20;
 
 static void *caller(void *arg)
@@ -185,7 +236,7 @@ int main(int argc, char **argv)
     unsigned nc = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
     rounds = argc > 2 ? (unsigned)atoi(argv[2]) : 20;
     if (nc < 1 || nc > 64 || rounds < 1) {
-        fprintf(stderr, "usage: omp_args [CALLERS(1-64) [ROUNDS]]\n");
+        fprintf(stderr, "usage: omp_args [CALLERS(1-64) [ROUNDS [exit]]]\n");
         return 2;
     }
     void *warm[4];
@@ -205,6 +256,8 @@ int main(int argc, char **argv)
         printf("shared %d teams %u-%u bad %lu\n", counts[i], tmin[i], tmax[i], bad[i]);
     opens_region();
     printf("unwind caller %d via %s\n", found, via[0] ? via : "-");
+    if (argc > 3 && strcmp(argv[3], "exit") == 0)
+        exit_inside();
     printf("done\n");
     return 0;
 }
