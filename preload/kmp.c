@@ -65,8 +65,9 @@ NGO_EXPORT void __kmpc_fork_call_if(ident_t *loc, int argc, void *microtask, int
 /* __kmpc_fork_call(loc, argc, microtask, ...), System V AMD64: loc, argc,
  * microtask in %rdi, %esi, %rdx; the first three shared-variable pointers
  * in %rcx, %r8, %r9; the other argc - 3 on the caller's stack above the
- * return address (16(%rbp) on); %al: vector registers used (none: the
- * varargs are pointers, libomp reads them as such; kept all the same).
+ * return address (16(%rbp) on); %al: vector registers used (kept, though
+ * the varargs are pointers and libomp reads them as such: the vector
+ * registers themselves are not saved around ngo_kmp_fork_prepare).
  *
  * A real frame, not a tail jump, so that the way out is seen without
  * touching the return address (CET shadow stacks, unwinders): push %rbp,
