@@ -3,9 +3,10 @@
  *  - budget B: the task's cores, NUMAGUARD_OMP_CORES (what --omp-guard=auto
  *    exports as OMP_NUM_THREADS), else the CPUs of the process's affinity;
  *  - callers C: the threads inside an outermost region they started, and
- *    those that ended one in the last WINDOW_MS (a thread counts from its
+ *    those that ended one in the last window W (a thread counts from its
  *    first region on, at once, for as long as that region runs, however
- *    long; it stops counting WINDOW_MS after the END of its last one);
+ *    long; it stops counting W after the END of its last one; W:
+ *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms);
  *  - an outermost region without num_threads gets min(what the runtime
  *    would give, max(1, B / C)), or what omp_get_max_threads() told this
  *    thread just before, when that was more (code sizes its work by it);
@@ -36,7 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WINDOW_MS 100      /* a caller is "recent" this long after its last region ended */
+#define WINDOW_MS 100      /* default: a caller is "recent" this long after its last region ended */
+#define WINDOW_MS_MAX 60000
 #define RECOUNT_MS 10      /* how often the callers that left are taken off */
 #define SLOTS 1024         /* callers tracked one by one; more share one count */
 
@@ -63,6 +65,7 @@ static _Atomic unsigned g_hiwater;     /* slots ever handed out */
 static _Atomic unsigned g_recent;      /* callers counted now */
 static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
+static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
 static int g_debug;
 static pthread_key_t g_key;
 
@@ -159,14 +162,14 @@ static void recount(uint64_t now)
     unsigned hi = atomic_load(&g_hiwater);
     for (unsigned i = 0; i < hi && i < SLOTS; i++) {
         uint64_t st = atomic_load_explicit(&slots[i].state, memory_order_relaxed);
-        if ((st & (ST_COUNTED | ST_INSIDE)) == ST_COUNTED && (st & ST_MS) + WINDOW_MS < now &&
+        if ((st & (ST_COUNTED | ST_INSIDE)) == ST_COUNTED && (st & ST_MS) + g_window_ms < now &&
             atomic_compare_exchange_strong(&slots[i].state, &st, st & ~ST_COUNTED))
             atomic_fetch_sub(&g_recent, 1);
     }
 }
 
 /* This thread starts an outermost region: it counts from now on, and
- * until WINDOW_MS after the region ends. */
+ * until the window after the region ends. */
 static void arrive(uint64_t now)
 {
     if (t_slot == -1)
@@ -361,17 +364,31 @@ static unsigned budget_from_env(const char **from)
     return c > 0 ? (unsigned)c : 1;
 }
 
+/* NUMAGUARD_OMP_WINDOW_MS: how long a caller counts after its last
+ * region ended, 1-60000 ms (default 100). Longer keeps a caller that is
+ * descheduled between regions on a loaded node counted (its peers keep
+ * small teams), at the price of a lone caller getting all the cores that
+ * much later after the others stopped. Anything else: the default. */
+static uint64_t window_from_env(void)
+{
+    const char *v = getenv("NUMAGUARD_OMP_WINDOW_MS");
+    char *end;
+    unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+    return n && *end == '\0' && n <= WINDOW_MS_MAX ? n : WINDOW_MS;
+}
+
 __attribute__((constructor)) static void ngo_init(void)
 {
     const char *d = getenv("NUMAGUARD_OMP_DEBUG");
     g_debug = d && *d && strcmp(d, "0") != 0;
     const char *from = "";
     g_budget = budget_from_env(&from);
+    g_window_ms = window_from_env();
     pthread_key_create(&g_key, thread_gone);
     pthread_atfork(NULL, NULL, after_fork_child);
     if (g_debug)
         ngo_say("governing OpenMP teams: %u cores (from %s), callers counted in their regions "
-                "and %d ms after",
-                g_budget, from, WINDOW_MS);
+                "and %u ms after",
+                g_budget, from, (unsigned)g_window_ms);
     ngo_rt_scan_static();
 }

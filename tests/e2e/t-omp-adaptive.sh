@@ -36,9 +36,10 @@ for rt in gcc clang; do
     case $rt in gcc) P=$BUILD/tests/omp_teams; lib=libgomp ;; *) P=$BUILD/tests/clang/omp_teams; lib=libomp ;; esac
     gov "$P" 1 200 >"$T/one" 2>&1
     is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
-    gov "$P" 16 200 >"$T/pool" 2>&1
-    # Callers count for 100 ms after their last region: on a loaded
-    # machine a thread not scheduled for that long drops out for a moment.
+    # Callers count for the window after their last region: on a loaded
+    # machine a thread not scheduled for 100 ms between two regions drops
+    # out for a moment, so the steady state is asked with a 2 s window.
+    NUMAGUARD_OMP_WINDOW_MS=2000 gov "$P" 16 200 >"$T/pool" 2>&1
     ones=$(sed -n 's/^ones \([0-9]*\) of .*/\1/p' "$T/pool")
     ok $([ "${ones:-0}" -ge 2880 ]; echo $?) \
         "$lib: 16 callers at once on 2 cores: teams of 1 ($ones of 3200 regions; >= 90%)"
@@ -64,8 +65,15 @@ for rt in gcc clang; do
     NUMAGUARD_OMP_DEBUG=1 gov "$P" 2 3 >"$T/debug" 2>&1
     like "$(cat "$T/debug")" "^numaguard-omp: \[[0-9]+:[0-9]+\] $lib __kmpc_fork_call: outermost|^numaguard-omp: \[[0-9]+:[0-9]+\] $lib GOMP_parallel: outermost" \
         "$lib: NUMAGUARD_OMP_DEBUG=1 prints each decision"
-    like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\)" \
-        "$lib: ... and the budget once"
+    like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\), callers counted in their regions and 100 ms after" \
+        "$lib: ... and the budget and window once"
+    for w in 2000 0 60001 5x -1 ''; do
+        NUMAGUARD_OMP_WINDOW_MS=$w NUMAGUARD_OMP_DEBUG=1 gov "$P" 1 1 >"$T/win" 2>&1
+        want=100
+        [ "$w" = 2000 ] && want=2000
+        like "$(cat "$T/win")" "regions and $want ms after" \
+            "$lib: NUMAGUARD_OMP_WINDOW_MS='$w': window $want ms"
+    done
 
     # Regions longer than the window: a caller counts while it is inside
     # one, and for the window after it ENDS. Two callers, 6 regions of
@@ -84,6 +92,10 @@ for rt in gcc clang; do
             "$lib: 2 callers, $what: teams of 1 after their first regions ($(grep -c '^seq' "$T/$m") callers)"
         is "$(sed -n 's/^alone //p' "$T/$m")" 2 "$lib: ... then one caller alone, the other idle past the window: 2"
     done
+    # The other caller idle 250 ms, inside a 1 s window: still counted.
+    NUMAGUARD_OMP_WINDOW_MS=1000 gov "$P" 2 2 long 300 >"$T/win1000" 2>&1
+    is "$(sed -n 's/^alone //p' "$T/win1000")" 1 \
+        "$lib: NUMAGUARD_OMP_WINDOW_MS=1000: the caller alone 250 ms after the other's last region still shares: 1"
     OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 2 6 long 300 >"$T/long0" 2>&1
     is "$(seqs "$T/long0")" "0:2 2 2 2 2 1:2 2 2 2 2 " \
         "$lib: the same long regions without the governor: 2 each (4 threads on 2 cores)"
