@@ -9,7 +9,7 @@
 #                    plugin preloads nothing from anywhere else
 #   make tests       the OpenMP probes of its tests, gcc (libgomp) and
 #                    clang (libomp) builds: $(BUILD)/tests/omp_teams,
-#                    $(BUILD)/tests/clang/omp_teams (and omp_pool)
+#                    $(BUILD)/tests/clang/omp_teams (and omp_pool, omp_args)
 #
 # The governor links libc alone (-ldl -pthread: glibc 2.34+ has them in
 # libc), exports only the OpenMP entry points it interposes
@@ -45,7 +45,7 @@ $(BUILD)/tests/clang/omp_%: tests/helpers/omp_%.c
 	@mkdir -p $(dir $@)
 	$(OMP_CLANG) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o $@ $<
 
-tests: $(BUILD)/tests/clang/omp_teams $(BUILD)/tests/clang/omp_pool
+tests: $(BUILD)/tests/clang/omp_teams $(BUILD)/tests/clang/omp_pool $(BUILD)/tests/clang/omp_args
 
 .PHONY: install-omp uninstall-omp
 install: install-omp

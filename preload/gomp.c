@@ -1,7 +1,10 @@
 /* libgomp's entry points (GCC's ABI; libomp implements them too, for
  * GCC-compiled code linked against it). Each takes the region's
  * num_threads clause as an argument (0: none) and starts the team at
- * once, so the governor's answer simply replaces that argument. */
+ * once, so the governor's answer simply replaces that argument. The
+ * combined forms return when the region is over: the governor is told
+ * there (ngo_region_end); the pre-4.9 _start forms end in
+ * GOMP_parallel_end, interposed for that alone. */
 #include "gov.h"
 
 #define SITE ((uintptr_t)__builtin_return_address(0))
@@ -24,21 +27,31 @@ NGO_EXPORT void GOMP_parallel(ngo_fn fn, void *data, unsigned n, unsigned flags)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL, "GOMP_parallel", SITE, &n);
     ((void (*)(ngo_fn, void *, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL])(fn, data, n, flags);
+    ngo_region_end();
 }
 
 NGO_EXPORT unsigned GOMP_parallel_reductions(ngo_fn fn, void *data, unsigned n, unsigned flags)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_REDUCTIONS, "GOMP_parallel_reductions", SITE, &n);
-    return ((unsigned (*)(ngo_fn, void *, unsigned, unsigned))
-                rt->fn[NGO_GOMP_PARALLEL_REDUCTIONS])(fn, data, n, flags);
+    unsigned r = ((unsigned (*)(ngo_fn, void *, unsigned, unsigned))
+                      rt->fn[NGO_GOMP_PARALLEL_REDUCTIONS])(fn, data, n, flags);
+    ngo_region_end();
+    return r;
 }
 
 /* GCC before 4.9: start the team, the caller runs fn itself, then
- * GOMP_parallel_end (not interposed: it decides nothing). */
+ * GOMP_parallel_end, which ends the region. */
 NGO_EXPORT void GOMP_parallel_start(ngo_fn fn, void *data, unsigned n)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_START, "GOMP_parallel_start", SITE, &n);
     ((void (*)(ngo_fn, void *, unsigned))rt->fn[NGO_GOMP_PARALLEL_START])(fn, data, n);
+}
+
+NGO_EXPORT void GOMP_parallel_end(void)
+{
+    const ngo_rt *rt = ngo_rt_for_site(SITE, NGO_GOMP_PARALLEL_END);
+    ((void (*)(void))rt->fn[NGO_GOMP_PARALLEL_END])();
+    ngo_region_end();
 }
 
 NGO_EXPORT void GOMP_parallel_sections(ngo_fn fn, void *data, unsigned n, unsigned count,
@@ -47,6 +60,7 @@ NGO_EXPORT void GOMP_parallel_sections(ngo_fn fn, void *data, unsigned n, unsign
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_SECTIONS, "GOMP_parallel_sections", SITE, &n);
     ((void (*)(ngo_fn, void *, unsigned, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL_SECTIONS])(
         fn, data, n, count, flags);
+    ngo_region_end();
 }
 
 NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, unsigned count)
@@ -66,6 +80,7 @@ NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, 
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
         ((void (*)(ngo_fn, void *, unsigned, long, long, long, long, unsigned))rt->fn[sym])(  \
             fn, data, n, start, end, incr, chunk, flags);                                     \
+        ngo_region_end();                                                                     \
     }
 #define LOOP_RUNTIME(name, sym)                                                               \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \
@@ -74,6 +89,7 @@ NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, 
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
         ((void (*)(ngo_fn, void *, unsigned, long, long, long, unsigned))rt->fn[sym])(        \
             fn, data, n, start, end, incr, flags);                                            \
+        ngo_region_end();                                                                     \
     }
 #define LOOP_START(name, sym)                                                                 \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \

@@ -2,9 +2,11 @@
  *
  *  - budget B: the task's cores, NUMAGUARD_OMP_CORES (what --omp-guard=auto
  *    exports as OMP_NUM_THREADS), else the CPUs of the process's affinity;
- *  - callers C: the threads that started an outermost region in the last
- *    WINDOW_MS (a thread counts from its first region on, at once; it stops
- *    counting when it has started none for WINDOW_MS);
+ *  - callers C: the threads inside an outermost region they started, and
+ *    those that ended one in the last window W (a thread counts from its
+ *    first region on, at once, for as long as that region runs, however
+ *    long; it stops counting W after the END of its last one; W:
+ *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms);
  *  - an outermost region without num_threads gets min(what the runtime
  *    would give, max(1, B / C)), or what omp_get_max_threads() told this
  *    thread just before, when that was more (code sizes its work by it);
@@ -15,8 +17,12 @@
  *    the outermost caller's share (explicit: B) at once; then each inner
  *    team is cut to max(1, share / threads already in the nest).
  *
+ * The entry points call ngo_decide() before the runtime starts a team and
+ * ngo_region_end() once the runtime returned (the caller's team is done).
  * Per region a single caller pays a coarse clock read, a few thread-local
- * loads and two calls into the runtime (its level and its nthreads-var). */
+ * accesses, two calls into the runtime (its level and its nthreads-var)
+ * and one atomic exchange on the way in; a thread-local decrement, a
+ * coarse clock read and one store on the way out. */
 #include "gov.h"
 
 #include <errno.h>
@@ -31,15 +37,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WINDOW_MS 100      /* a caller is "recent" this long after its last region */
+#define WINDOW_MS 100      /* default: a caller is "recent" this long after its last region ended */
+#define WINDOW_MS_MAX 60000
 #define RECOUNT_MS 10      /* how often the callers that left are taken off */
 #define SLOTS 1024         /* callers tracked one by one; more share one count */
 
+/* A caller's state is one word, so that a recount can never take off a
+ * thread that is entering a region at the same moment: the recount's
+ * compare-and-swap expects the very value it judged (not INSIDE, COUNTED,
+ * an old end), and an arrival changes it. While INSIDE, only the thread
+ * itself writes the word (and COUNTED stays set): the way out is a store
+ * of the end's time (a coarse clock read, about 5 ns here: stamping it
+ * later, at the next recount, would make a caller that ended long before
+ * a quiet spell count again when the next region starts). */
+#define ST_INSIDE (UINT64_C(1) << 63)    /* in an outermost region it started */
+#define ST_COUNTED (UINT64_C(1) << 62)   /* included in g_recent */
+#define ST_MS (ST_COUNTED - 1)           /* ms: its last region's end (start while INSIDE) */
+
 typedef struct slot {
-    _Atomic uint64_t last_ms;   /* start of its last outermost region */
+    _Atomic uint64_t state;     /* ST_* */
     _Atomic int owned;          /* a live thread holds it */
-    _Atomic int counted;        /* included in g_recent */
-    char pad[64 - 16];
+    char pad[64 - sizeof(uint64_t) - sizeof(int)];
 } slot;
 
 static slot slots[SLOTS];
@@ -47,15 +65,23 @@ static _Atomic unsigned g_hiwater;     /* slots ever handed out */
 static _Atomic unsigned g_recent;      /* callers counted now */
 static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
+static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
 static int g_debug;
 static pthread_key_t g_key;
 
-/* Per thread: its slot, what omp_get_max_threads last told it, whether it
- * set its own count, libomp's pending num_threads clause. */
-static _Thread_local int t_slot = -1;
-static _Thread_local unsigned t_promise;
-static _Thread_local int t_own_count;
-static _Thread_local unsigned t_clause;
+/* Per thread: its slot, how deep it is in regions it started itself (1:
+ * in its outermost one; each of its nested regions adds one), what
+ * omp_get_max_threads last told it, whether it set its own count,
+ * libomp's pending num_threads clause. */
+/* initial-exec: the library is preloaded, its few bytes of TLS are in the
+ * static block, and each access is one instruction, not a call to
+ * __tls_get_addr (several per region otherwise). */
+#define NGO_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+static NGO_TLS int t_slot = -1;
+static NGO_TLS unsigned t_depth;
+static NGO_TLS unsigned t_promise;
+static NGO_TLS int t_own_count;
+static NGO_TLS unsigned t_clause;
 
 int ngo_debug_on(void)
 {
@@ -91,20 +117,23 @@ static uint64_t now_ms(void)
 /* Callers                                                            */
 /* ---------------------------------------------------------------- */
 
-static void uncount(slot *s)
-{
-    int one = 1;
-    if (atomic_compare_exchange_strong(&s->counted, &one, 0))
-        atomic_fetch_sub(&g_recent, 1);
-}
-
+/* A thread exits (also inside a region: pthread_exit from its team's
+ * code): it no longer counts. A destructor that runs after this one and
+ * starts a region claims a slot afresh. */
 static void thread_gone(void *v)
 {
     int i = (int)(intptr_t)v - 1;
+    t_slot = -1;
+    t_depth = 0;
     if (i < 0 || i >= SLOTS)
         return;
-    uncount(&slots[i]);
-    atomic_store(&slots[i].owned, 0);
+    slot *s = &slots[i];
+    uint64_t st = atomic_load(&s->state);
+    while ((st & ST_COUNTED) && !atomic_compare_exchange_weak(&s->state, &st, st & ST_MS))
+        ;
+    if (st & ST_COUNTED)
+        atomic_fetch_sub(&g_recent, 1);
+    atomic_store(&s->owned, 0);
 }
 
 static int claim_slot(void)
@@ -122,41 +151,51 @@ static int claim_slot(void)
     return -2;   /* no slot: counted as one more caller on each of its regions */
 }
 
-/* Take off the callers whose last region is older than the window; one
- * thread at a time, every RECOUNT_MS. */
+/* Take off the callers outside any region whose last one ended more than
+ * the window ago; one thread at a time, every RECOUNT_MS. A thread inside
+ * a region is never taken off, however long the region runs. */
 static void recount(uint64_t now)
 {
     uint64_t due = atomic_load_explicit(&g_next_recount, memory_order_relaxed);
     if (now < due || !atomic_compare_exchange_strong(&g_next_recount, &due, now + RECOUNT_MS))
         return;
     unsigned hi = atomic_load(&g_hiwater);
-    for (unsigned i = 0; i < hi && i < SLOTS; i++)
-        if (atomic_load_explicit(&slots[i].counted, memory_order_relaxed) &&
-            atomic_load_explicit(&slots[i].last_ms, memory_order_relaxed) + WINDOW_MS < now)
-            uncount(&slots[i]);
+    for (unsigned i = 0; i < hi && i < SLOTS; i++) {
+        uint64_t st = atomic_load_explicit(&slots[i].state, memory_order_relaxed);
+        if ((st & (ST_COUNTED | ST_INSIDE)) == ST_COUNTED && (st & ST_MS) + g_window_ms < now &&
+            atomic_compare_exchange_strong(&slots[i].state, &st, st & ~ST_COUNTED))
+            atomic_fetch_sub(&g_recent, 1);
+    }
 }
 
-/* This thread starts an outermost region: it counts from now on. */
+/* This thread starts an outermost region: it counts from now on, and
+ * until the window after the region ends. */
 static void arrive(uint64_t now)
 {
     if (t_slot == -1)
         t_slot = claim_slot();
     if (t_slot < 0)
         return;
-    slot *s = &slots[t_slot];
-    if (atomic_load_explicit(&s->last_ms, memory_order_relaxed) != now)
-        atomic_store_explicit(&s->last_ms, now, memory_order_relaxed);
-    int zero = 0;
-    if (!atomic_load_explicit(&s->counted, memory_order_relaxed) &&
-        atomic_compare_exchange_strong(&s->counted, &zero, 1))
+    uint64_t was = atomic_exchange(&slots[t_slot].state, ST_INSIDE | ST_COUNTED | (now & ST_MS));
+    if (!(was & ST_COUNTED))
         atomic_fetch_add(&g_recent, 1);
+}
+
+void ngo_region_end(void)
+{
+    if (t_depth == 0 || --t_depth > 0)
+        return;   /* a team member's region, or a nested one: the outermost goes on */
+    if (t_slot >= 0)
+        atomic_store_explicit(&slots[t_slot].state, ST_COUNTED | (now_ms() & ST_MS),
+                              memory_order_relaxed);
 }
 
 /* The callers now; @p me: count this thread even if it has no region yet. */
 static unsigned callers(int me)
 {
     unsigned c = atomic_load_explicit(&g_recent, memory_order_relaxed);
-    int counted = t_slot >= 0 && atomic_load_explicit(&slots[t_slot].counted, memory_order_relaxed);
+    int counted = t_slot >= 0 &&
+                  (atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed) & ST_COUNTED);
     if ((me && !counted) || t_slot == -2)
         c++;
     return c ? c : 1;
@@ -218,12 +257,20 @@ unsigned ngo_decide(const ngo_ask *a)
     int level = call_int0(a->rt, NGO_OMP_GET_LEVEL, 0);
     uint64_t now = now_ms();
     recount(now);
+    /* Depth, not the runtime's level, tells the outermost region's end:
+     * a region of another runtime inside this one's is at that runtime's
+     * level 0, and the way out needs no call into the runtime. */
+    if (t_depth)
+        t_depth++;
     if (level > 0) {
         unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0));
         unsigned cut = nested(a, level, a->clause, budget);
         return cut ? cut : a->clause;
     }
-    arrive(now);
+    if (!t_depth) {
+        arrive(now);
+        t_depth = 1;
+    }
     unsigned c = callers(1);
     unsigned promise = t_promise;
     t_promise = 0;
@@ -289,14 +336,15 @@ static void after_fork_child(void)
 {
     for (unsigned i = 0; i < SLOTS; i++) {
         atomic_store(&slots[i].owned, 0);
-        atomic_store(&slots[i].counted, 0);
-        atomic_store(&slots[i].last_ms, 0);
+        atomic_store(&slots[i].state, 0);
     }
     atomic_store(&g_hiwater, 0);
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
     t_slot = -1;
+    t_depth = 0;   /* a fork inside a region: the child's way out ends nothing */
     t_promise = 0;
+    pthread_setspecific(g_key, NULL);   /* its slot number was the parent's */
 }
 
 static unsigned budget_from_env(const char **from)
@@ -316,16 +364,31 @@ static unsigned budget_from_env(const char **from)
     return c > 0 ? (unsigned)c : 1;
 }
 
+/* NUMAGUARD_OMP_WINDOW_MS: how long a caller counts after its last
+ * region ended, 1-60000 ms (default 100). Longer keeps a caller that is
+ * descheduled between regions on a loaded node counted (its peers keep
+ * small teams), at the price of a lone caller getting all the cores that
+ * much later after the others stopped. Anything else: the default. */
+static uint64_t window_from_env(void)
+{
+    const char *v = getenv("NUMAGUARD_OMP_WINDOW_MS");
+    char *end;
+    unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+    return n && *end == '\0' && n <= WINDOW_MS_MAX ? n : WINDOW_MS;
+}
+
 __attribute__((constructor)) static void ngo_init(void)
 {
     const char *d = getenv("NUMAGUARD_OMP_DEBUG");
     g_debug = d && *d && strcmp(d, "0") != 0;
     const char *from = "";
     g_budget = budget_from_env(&from);
+    g_window_ms = window_from_env();
     pthread_key_create(&g_key, thread_gone);
     pthread_atfork(NULL, NULL, after_fork_child);
     if (g_debug)
-        ngo_say("governing OpenMP teams: %u cores (from %s), callers counted for %d ms",
-                g_budget, from, WINDOW_MS);
+        ngo_say("governing OpenMP teams: %u cores (from %s), callers counted in their regions "
+                "and %u ms after",
+                g_budget, from, (unsigned)g_window_ms);
     ngo_rt_scan_static();
 }

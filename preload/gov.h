@@ -5,8 +5,8 @@
  * region (libgomp's GOMP_parallel*, LLVM/Intel libomp's __kmpc_fork_call
  * with __kmpc_push_num_threads) and omp_get_max_threads /
  * omp_set_num_threads, and sizes each OUTERMOST team: the task's cores
- * (NUMAGUARD_OMP_CORES) divided by the number of threads that started
- * outermost regions recently, at least 1, at most what the runtime would
+ * (NUMAGUARD_OMP_CORES) divided by the number of threads inside outermost
+ * regions or just out of one, at least 1, at most what the runtime would
  * have given. Everything else is forwarded to the runtime the caller was
  * linked against, found per call site (several runtimes in one process).
  *
@@ -88,6 +88,11 @@ typedef struct ngo_ask {
 /** The team size to request for the region @p a is about to start: 0 =
  *  leave it to the runtime (the program's own request stands). */
 NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
+/** The region this thread last asked ngo_decide() about has returned (the
+ *  runtime's entry point came back): when it was the thread's outermost,
+ *  the thread counts for the window from now on, then no longer. Called
+ *  on the same thread, once per ngo_decide() of a region that ran. */
+NGO_HIDDEN void ngo_region_end(void);
 /** omp_get_max_threads() as the governor answers it. */
 NGO_HIDDEN int ngo_max_threads(const ngo_rt *rt);
 /** omp_set_num_threads(n): 1 if it must reach the runtime, 0 if it only

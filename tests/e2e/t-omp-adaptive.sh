@@ -2,7 +2,10 @@
 # --omp-guard=adaptive, the governor of OpenMP teams (libnumaguard-omp.so,
 # docs/omp-adaptive.md), outside Slurm: team sizes as each region reports
 # them (omp_get_num_threads) under libgomp (gcc) and LLVM's libomp (clang);
-# hang tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
+# regions longer than the window (a caller counts while inside one and for
+# the window after it ends); regions with many shared variables and
+# unwinding through the governor's entry points (omp_args); hang
+# tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
 # builds in an 8-thread pool; a fork from a thread inside a region); two
 # runtimes in one process; a runtime linked in statically said once; what
 # numaguard exec puts in the environment (LD_PRELOAD appended, never
@@ -33,9 +36,10 @@ for rt in gcc clang; do
     case $rt in gcc) P=$BUILD/tests/omp_teams; lib=libgomp ;; *) P=$BUILD/tests/clang/omp_teams; lib=libomp ;; esac
     gov "$P" 1 200 >"$T/one" 2>&1
     is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
-    gov "$P" 16 200 >"$T/pool" 2>&1
-    # Callers count for 100 ms after their last region: on a loaded
-    # machine a thread not scheduled for that long drops out for a moment.
+    # Callers count for the window after their last region: on a loaded
+    # machine a thread not scheduled for 100 ms between two regions drops
+    # out for a moment, so the steady state is asked with a 2 s window.
+    NUMAGUARD_OMP_WINDOW_MS=2000 gov "$P" 16 200 >"$T/pool" 2>&1
     ones=$(sed -n 's/^ones \([0-9]*\) of .*/\1/p' "$T/pool")
     ok $([ "${ones:-0}" -ge 2880 ]; echo $?) \
         "$lib: 16 callers at once on 2 cores: teams of 1 ($ones of 3200 regions; >= 90%)"
@@ -61,8 +65,84 @@ for rt in gcc clang; do
     NUMAGUARD_OMP_DEBUG=1 gov "$P" 2 3 >"$T/debug" 2>&1
     like "$(cat "$T/debug")" "^numaguard-omp: \[[0-9]+:[0-9]+\] $lib __kmpc_fork_call: outermost|^numaguard-omp: \[[0-9]+:[0-9]+\] $lib GOMP_parallel: outermost" \
         "$lib: NUMAGUARD_OMP_DEBUG=1 prints each decision"
-    like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\)" \
-        "$lib: ... and the budget once"
+    like "$(cat "$T/debug")" "governing OpenMP teams: 2 cores \(from NUMAGUARD_OMP_CORES\), callers counted in their regions and 100 ms after" \
+        "$lib: ... and the budget and window once"
+    for w in 2000 0 60001 5x -1 ''; do
+        NUMAGUARD_OMP_WINDOW_MS=$w NUMAGUARD_OMP_DEBUG=1 gov "$P" 1 1 >"$T/win" 2>&1
+        want=100
+        [ "$w" = 2000 ] && want=2000
+        like "$(cat "$T/win")" "regions and $want ms after" \
+            "$lib: NUMAGUARD_OMP_WINDOW_MS='$w': window $want ms"
+    done
+
+    # Regions longer than the window: a caller counts while it is inside
+    # one, and for the window after it ENDS. Two callers, 6 regions of
+    # 300 ms each, the second starting 150 ms later: 1 each once both
+    # run (the first region of each may find the other not yet there);
+    # then caller 0, alone 250 ms after the other's last region, gets 2.
+    seqs() { sed -n 's/^seq \([0-9]*\) [0-9]* \(.*\)/\1:\2/p' "$1" | tr '\n' ' '; }
+    for m in long longnest start; do
+        gov "$P" 2 6 $m 300 >"$T/$m" 2>&1
+        case $m in
+            long) what="regions of 300 ms" ;;
+            longnest) what="... each opening a nested region as it starts (its end is not the outermost's)" ;;
+            start) what="... through GOMP_parallel_start/GOMP_parallel_end (GCC before 4.9)" ;;
+        esac
+        is "$(seqs "$T/$m")" "0:1 1 1 1 1 1:1 1 1 1 1 " \
+            "$lib: 2 callers, $what: teams of 1 after their first regions ($(grep -c '^seq' "$T/$m") callers)"
+        is "$(sed -n 's/^alone //p' "$T/$m")" 2 "$lib: ... then one caller alone, the other idle past the window: 2"
+    done
+    # The other caller idle 250 ms, inside a 1 s window: still counted.
+    NUMAGUARD_OMP_WINDOW_MS=1000 gov "$P" 2 2 long 300 >"$T/win1000" 2>&1
+    is "$(sed -n 's/^alone //p' "$T/win1000")" 1 \
+        "$lib: NUMAGUARD_OMP_WINDOW_MS=1000: the caller alone 250 ms after the other's last region still shares: 1"
+    OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" "$P" 2 6 long 300 >"$T/long0" 2>&1
+    is "$(seqs "$T/long0")" "0:2 2 2 2 2 1:2 2 2 2 2 " \
+        "$lib: the same long regions without the governor: 2 each (4 threads on 2 cores)"
+
+    # Many shared variables (clang: each one more variadic argument of
+    # __kmpc_fork_call, argc - 3 of them on the caller's stack), checked by
+    # every team member, one caller (teams of 2) and 4 (teams of 1).
+    A=$BUILD/tests/omp_args
+    [ $rt = clang ] && A=$BUILD/tests/clang/omp_args
+    for c in 1 4; do
+        gov "$A" $c 100 >"$T/args$c" 2>&1
+        rc=$?
+        is "$(sed -n 's/^shared \([0-9]*\) teams .* bad \([0-9]*\)/\1:\2/p' "$T/args$c" | tr '\n' ' ')" \
+            "4:0 8:0 9:0 20:0 " "$lib: regions with 4, 8, 9 and 20 arguments, $c caller(s): every value right (rc $rc)"
+    done
+    is "$(sed -n 's/^shared 20 teams \([0-9-]*\) .*/\1/p' "$T/args1")/$(sed -n 's/^shared 20 teams \([0-9]\).*/\1/p' "$T/args4")" \
+        "2-2/1" "$lib: ... with the teams the governor gave (2 alone, 1 among 4)"
+    # From inside a region, the unwinder reaches the function that opened
+    # it through the governor's entry point (for libomp: the stub's frame;
+    # for libgomp: the wrapper's, which waits for the region to end).
+    like "$(grep '^unwind' "$T/args1")" "^unwind caller 1 via .*@libnumaguard-omp\.so" \
+        "$lib: backtrace() inside a region reaches the caller's frame (through the governor's)"
+    if command -v gdb >/dev/null; then
+        timeout -k 5 "$LIMIT" gdb -nx -batch -ex 'set startup-with-shell off' \
+            -ex "set environment LD_PRELOAD=$GOV" -ex 'set environment NUMAGUARD_OMP_CORES=2' \
+            -ex 'break look' -ex run -ex bt -ex kill --args "$A" 1 1 >"$T/gdb" 2>&1
+        # the governor's frame: "from .../libnumaguard-omp.so", or its
+        # source file where the build kept debug information (gomp.c)
+        order=$(awk '/^#[0-9]+ .*( from .*libnumaguard-omp\.so| at preload\/)/ {g = 1}
+                     g && /^#[0-9]+ .* in main / {print "ok"}' "$T/gdb")
+        is "$order" "ok" "$lib: gdb's backtrace inside a region: the governor's frame, then main"
+        [ "$order" = ok ] || grep '^#' "$T/gdb" | sed 's/^/#   /'
+    else
+        skip 1 "gdb not installed"
+    fi
+
+    # A thread that calls pthread_exit inside the region it started: the
+    # forced unwind crosses the governor's frame; counted while inside, it
+    # is taken off as it exits (its key's destructor), not a window later.
+    if [ $rt = clang ]; then
+        gov "$A" 1 1 exit >"$T/exit" 2>&1
+        rc=$?
+        is "$(sed -n 's/^exit //p' "$T/exit") rc $rc" "during 1 after 2 rc 0" \
+            "$lib: pthread_exit inside a region: the other caller gets 1 core while it is inside, 2 right after it exited"
+    else
+        skip 1 "libgomp aborts on pthread_exit inside a region by itself (free(): invalid pointer), governor or not"
+    fi
 
     # A fork from a team member inside a region; the child runs a region.
     F=$BUILD/tests/omp_fork
@@ -73,6 +153,12 @@ for rt in gcc clang; do
         "$lib: fork from a thread inside a region: child and parent finish (rc $rc, limit ${LIMIT}s)"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$T/fork" | tail -5
 done
+
+# What the clang probe passes: argc 8 and 20 (objdump of its calls).
+argcs=$(objdump -d --no-show-raw-insn "$BUILD/tests/clang/omp_args" 2>/dev/null |
+    awk '/mov +\$0x[0-9a-f]+,%esi/ {split($NF, a, /[$,]/); v = a[2]} /call.*<__kmpc_fork_call/ {print v; v = ""}' |
+    sort -u | tr '\n' ' ')
+like "$argcs" "0x14 .*0x8 " "the clang probe's regions call __kmpc_fork_call with 8 and 20 arguments ($argcs)"
 
 # Several runtimes in one process, loaded RTLD_LOCAL as Python loads
 # extension modules (a wheel's own libgomp copy, a clang-built library).
@@ -186,16 +272,21 @@ if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address
       -fno-sanitize-recover=all -fno-omit-frame-pointer -shared \
       -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
     asan=$(cc -print-file-name=libasan.so)
-    for P in "$BUILD/tests/omp_teams" "$BUILD/tests/clang/omp_teams"; do
-        ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 \
-            LD_PRELOAD="$asan $SAN" NUMAGUARD_OMP_CORES=2 timeout -k 5 "$LIMIT" "$P" 8 50 >"$T/san.out" 2>&1
-        rc=$?
-        ok $([ $rc -eq 0 ] && ! grep -qE 'runtime error|Sanitizer' "$T/san.out"; echo $?) \
-            "$(basename "$(dirname "$P")")/omp_teams 8 callers under the ASan+UBSan governor: clean (rc $rc)"
-        [ $rc -eq 0 ] || grep -E 'runtime error|ERROR' "$T/san.out" | head -3 | sed 's/^/#   /'
+    for d in "$BUILD/tests" "$BUILD/tests/clang"; do
+        for run in "omp_teams 8 50" "omp_teams 2 3 longnest 150" "omp_teams 2 3 start 150" "omp_args 4 20"; do
+            set -- $run
+            P=$d/$1
+            shift
+            ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=87 \
+                LD_PRELOAD="$asan $SAN" NUMAGUARD_OMP_CORES=2 timeout -k 5 "$LIMIT" "$P" "$@" >"$T/san.out" 2>&1
+            rc=$?
+            ok $([ $rc -eq 0 ] && ! grep -qE 'runtime error|Sanitizer| bad [1-9]' "$T/san.out"; echo $?) \
+                "$(basename "$d")/$run under the ASan+UBSan governor: clean (rc $rc)"
+            [ $rc -eq 0 ] || grep -E 'runtime error|ERROR' "$T/san.out" | head -3 | sed 's/^/#   /'
+        done
     done
 else
-    skip 2 "cannot build the governor with ASan+UBSan"
+    skip 8 "cannot build the governor with ASan+UBSan"
     sed 's/^/#   /' "$T/san.err" | head -3
 fi
 done_testing

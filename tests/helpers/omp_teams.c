@@ -10,6 +10,19 @@
  *                    the inner teams are reported
  *          maxthr    work sized by omp_get_max_threads() before each region,
  *                    one slot per thread number: checks every slot was done
+ *          long MS   every region lasts MS ms (each team member spins until
+ *                    then); caller I starts I*MS/2 ms after caller 0, so the
+ *                    callers' regions overlap half-way; each caller also
+ *                    prints "seq I T1 T2 ..." (its teams, in order). When
+ *                    all are done, the others stay (idle) while caller 0
+ *                    waits 250 ms (longer than the governor's window) and
+ *                    runs one more region alone: "alone T"
+ *          longnest MS  the same, each region's first thread opening one
+ *                    short nested region as the region starts
+ *          start MS  the same as long, through the entry points of GCC
+ *                    before 4.9: GOMP_parallel_start, the body called by
+ *                    the caller itself, GOMP_parallel_end (libgomp, and
+ *                    libomp's GOMP layer)
  *
  * Every caller goes on (unrecorded) until all are done, so each recorded
  * region ran while all the callers were calling.
@@ -24,14 +37,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_CALLERS 256
 
 static unsigned regions;
 static const char *mode = "plain";
 static int k = 1;
-static pthread_barrier_t start;
+static pthread_barrier_t start, after, gone;
+static unsigned alone;
 static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS], tones[MAX_CALLERS];
+#define MAX_SEQ 64
+static unsigned tseq[MAX_CALLERS][MAX_SEQ];
 static unsigned long missed;
 static unsigned finished, ncallers;
 
@@ -45,10 +62,67 @@ static void spin(void)
     sink = x;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A region of k ms whatever its team: time, not work, sets its length
+ * (the test asserts teams, not speed). */
+struct lctx {
+    double until;
+    unsigned n;
+    int nest;
+};
+
+static void long_body(void *p)
+{
+    struct lctx *c = p;
+    if (omp_get_thread_num() == 0) {
+        c->n = (unsigned)omp_get_num_threads();
+        if (c->nest) {
+#pragma omp parallel
+            spin();
+        }
+    }
+    while (now_s() < c->until)
+        spin();
+}
+
+/* GCC's ABI before 4.9 (still in libgomp and libomp). */
+void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned n);
+void GOMP_parallel_end(void);
+
+static int long_mode(void)
+{
+    return strcmp(mode, "long") == 0 || strcmp(mode, "longnest") == 0 ||
+           strcmp(mode, "start") == 0;
+}
+
 static unsigned one_region(void)
 {
     unsigned n = 0;
-    if (strcmp(mode, "clause") == 0) {
+    if (long_mode()) {
+        struct lctx c = {now_s() + k * 1e-3, 0, strcmp(mode, "longnest") == 0};
+        if (strcmp(mode, "start") == 0) {
+            GOMP_parallel_start(long_body, &c, 0);
+            long_body(&c);
+            GOMP_parallel_end();
+        } else {
+#pragma omp parallel
+            long_body(&c);
+        }
+        n = c.n;
+    } else if (strcmp(mode, "clause") == 0) {
 #pragma omp parallel num_threads(k)
         {
 #pragma omp single
@@ -107,9 +181,13 @@ static void *caller(void *arg)
     if (strcmp(mode, "setnum") == 0)
         omp_set_num_threads(k);
     pthread_barrier_wait(&start);
+    if (long_mode())
+        sleep_ms((int)id * k / 2);
     tmin[id] = ~0u;
     for (unsigned r = 0; r < regions; r++) {
         unsigned n = one_region();
+        if (r < MAX_SEQ)
+            tseq[id][r] = n;
         tmin[id] = n < tmin[id] ? n : tmin[id];
         tmax[id] = n > tmax[id] ? n : tmax[id];
         tlast[id] = n;
@@ -120,6 +198,16 @@ static void *caller(void *arg)
     __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&finished, __ATOMIC_SEQ_CST) < ncallers)
         one_region();
+    if (long_mode()) {
+        /* The others stay, outside any region; caller 0 is alone once
+         * their last regions are older than the window. */
+        pthread_barrier_wait(&after);
+        if (id == 0) {
+            sleep_ms(250);
+            alone = one_region();
+        }
+        pthread_barrier_wait(&gone);
+    }
     return NULL;
 }
 
@@ -130,13 +218,15 @@ int main(int argc, char **argv)
     mode = argc > 3 ? argv[3] : "plain";
     k = argc > 4 ? atoi(argv[4]) : 1;
     if (nc < 1 || nc > MAX_CALLERS || regions < 1 || k < 1) {
-        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|nested|maxthr]\n");
+        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|nested|maxthr|long MS|longnest MS|start MS]\n");
         return 2;
     }
     if (strcmp(mode, "nested") == 0)
         omp_set_max_active_levels(2);
     ncallers = nc;
     pthread_barrier_init(&start, NULL, nc);
+    pthread_barrier_init(&after, NULL, nc);
+    pthread_barrier_init(&gone, NULL, nc);
     pthread_t t[MAX_CALLERS];
     if (nc == 1) {
         caller((void *)0);
@@ -150,10 +240,18 @@ int main(int argc, char **argv)
     unsigned lo = ~0u, hi = 0, ones = 0;
     for (unsigned i = 0; i < nc; i++) {
         printf("caller %u teams %u-%u last %u ones %u\n", i, tmin[i], tmax[i], tlast[i], tones[i]);
+        if (long_mode()) {
+            printf("seq %u", i);
+            for (unsigned r = 0; r < regions && r < MAX_SEQ; r++)
+                printf(" %u", tseq[i][r]);
+            printf("\n");
+        }
         ones += tones[i];
         lo = tmin[i] < lo ? tmin[i] : lo;
         hi = tmax[i] > hi ? tmax[i] : hi;
     }
+    if (long_mode())
+        printf("alone %u\n", alone);
     printf("all %u-%u max_threads %d\n", lo, hi, omp_get_max_threads());
     printf("slots_missed %lu\n", missed);
     printf("ones %u of %u\n", ones, nc * regions);
