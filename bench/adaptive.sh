@@ -49,15 +49,7 @@ WARM=${BENCH_SINGLE_WARMUP:-0.3}
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 unset OMP_NUM_THREADS OMP_PLACES OMP_PROC_BIND OMP_WAIT_POLICY GOMP_SPINCOUNT MKL_NUM_THREADS \
     LD_PRELOAD NUMAGUARD_OMP_CORES NUMAGUARD_OMP_DEBUG
-med() { python3 bench/stats.py "$@" | sed 's/\.[0-9]*$//'; }
-paired() {
-    python3 -c 'import statistics, sys
-a = [float(x) for x in open(sys.argv[1]).read().split()]
-b = [float(x) for x in open(sys.argv[2]).read().split()]
-r = [x / y for x, y in zip(a, b) if y > 0]
-print("%.2f" % (statistics.median(r) if r else 0))' "$1" "$2"
-}
-atleast() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$1" "$2"; }
+. bench/ratios.sh
 W=$BENCH_WORK/adaptive
 mkdir -p "$W"
 rc=0

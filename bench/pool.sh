@@ -13,18 +13,7 @@ bin=$BENCH_BIN
 ng=$PWD/$BUILD/numaguard
 RUNS=${BENCH_OMP_RUNS:-5}
 SECS=${BENCH_POOL_SECONDS:-1.0}
-med() { python3 bench/stats.py "$@" | sed 's/\.[0-9]*$//'; }
-# Median over the rounds of A's figure / B's figure in the same round: a
-# shared machine's load drifts between rounds, less within one.
-paired() {
-    python3 -c 'import statistics, sys
-a = [float(x) for x in open(sys.argv[1]).read().split()]
-b = [float(x) for x in open(sys.argv[2]).read().split()]
-r = [x / y for x, y in zip(a, b) if y > 0]
-print("%.2f" % (statistics.median(r) if r else 0))' "$1" "$2"
-}
-ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('%.2f' % (a / b if b else 0))" "$1" "$2"; }
-atleast() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$1" "$2"; }
+. bench/ratios.sh
 unset OMP_NUM_THREADS OMP_PLACES OMP_PROC_BIND OMP_WAIT_POLICY GOMP_SPINCOUNT MKL_NUM_THREADS
 W=$BENCH_WORK/pool
 mkdir -p "$W"
