@@ -128,7 +128,7 @@ $(BUILD)/numaguard-faults.so: $(FAULT_OBJS) $(BUILD)/libnumaguard.a spank/numagu
 # Unit tests see the private headers (they test the internals) and, for
 # the plugin's pure parts (spank/), the Slurm headers.
 define unit_test_rule
-$(BUILD)/tests/$(basename $(notdir $(1))): $(1) tests/unit/tap.h $$(HEADERS) $$(BUILD)/libnumaguard.a
+$(BUILD)/tests/$(basename $(notdir $(1))): $(1) tests/unit/tap.h tests/unit/corpus.h $$(HEADERS) $$(BUILD)/libnumaguard.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(NG_CFLAGS) $$(NG_PRIVATE) -Itests/unit -I$$(SLURM_INCLUDE) -o $$@ $$< $$(BUILD)/libnumaguard.a $$(NG_TEST_LIBS) $$(LDFLAGS_ALL)
 endef

@@ -32,8 +32,8 @@
  * objective leaves fewer idle.
  * Uses only the public API (lib/include/numaguard.h). */
 #include "quality.h"
+#include "../tests/unit/corpus.h"
 
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,27 +491,6 @@ static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_cons
     hwloc_bitmap_free(pk);
 }
 
-/* Allocations: 0 the whole node, 1 the first half of the cores, 2 half
- * from a third on, 3 every other core, 4 a busy node's: from 3/8 to 3/4
- * (a little of the first half, more of the second: what `-c 24 --gpus 1`
- * gets on a half-busy two-socket node). */
-enum { ALLOCATIONS = 5 };
-static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
-{
-    hwloc_topology_t hw = ng_topology_hwloc(topo);
-    int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
-    hwloc_bitmap_zero(out);
-    for (int i = 0; i < n; i++) {
-        int take = kind == 0 || (kind == 1 && i < n / 2) || (kind == 2 && i >= n / 3 && i < n / 3 + n / 2) ||
-                   (kind == 3 && i % 2 == 0) || (kind == 4 && i >= 3 * n / 8 && i < 3 * n / 4);
-        if (take)
-            hwloc_bitmap_or(out, out, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)i)->cpuset);
-    }
-    if (n <= 0)
-        hwloc_bitmap_copy(out, ng_topology_allowed_cpus(topo));
-    hwloc_bitmap_and(out, out, ng_topology_allowed_cpus(topo));
-}
-
 /* One plan: @nt tasks of @gpt GPUs each (round robin from GPU @first),
  * -c @cpt (0: none). */
 static int run_c(const ng_topology *topo, unsigned nt, unsigned gpt, unsigned first, unsigned cpt,
@@ -577,8 +556,8 @@ static void sweep(const ng_topology *topo, totals *fam)
         nnuma += ng_topology_numa(topo, i)->has_cpus;
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
     static const unsigned cpu_tasks[] = {1, 2, 3, 4, 6, 8, 12, 16};
-    for (int kind = 0; kind < ALLOCATIONS; kind++) {
-        allocation(topo, kind, allowed);
+    for (int kind = 0; kind < CORPUS_ALLOCATIONS; kind++) {
+        corpus_allocation(topo, kind, allowed);
         totals *cpu = kind ? &fam[F_PARTIAL] : &fam[F_CPU];
         for (unsigned i = 0; i < sizeof cpu_tasks / sizeof *cpu_tasks; i++) {
             run(topo, cpu_tasks[i], 0, allowed, cpu);
@@ -602,40 +581,24 @@ static void sweep(const ng_topology *topo, totals *fam)
     hwloc_bitmap_free(allowed);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* One corpus topology (corpus_each): its shapes into the families. */
+static int sweep_one(const ng_topology *topo, const char *name, void *fam)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    cur_name = name;
+    sweep(topo, fam);
+    cur_name = "";   /* corpus_each frees the name */
+    return 1;
 }
 
 static int sweep_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "quality: cannot open %s\n", dir);
-        return 1;
-    }
-    char *names[256];
-    unsigned n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256)
-        if (strstr(e->d_name, ".xml"))
-            names[n++] = strdup(e->d_name);
-    closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
     totals fam[F_N];
     memset(fam, 0, sizeof fam);
     for (int f = 0; f < F_N; f++)
         fam[f].eff_share_min = 1e300;
-    for (unsigned i = 0; i < n; i++) {
-        char path[1024], err[256];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        ng_topology_options o = {.xml_path = path};
-        ng_topology *topo = NULL;
-        cur_name = names[i];
-        if (ng_topology_load(&topo, &o, err, sizeof err) == 0)
-            sweep(topo, fam);
-        ng_topology_free(topo);
-        free(names[i]);
+    if (corpus_each(dir, sweep_one, fam) < 0) {
+        fprintf(stderr, "quality: cannot open %s\n", dir);
+        return 1;
     }
     printf("family\tplans\ttasks\tstraddling\tcross_socket\tidle_cores\talloc_cores\tgpu_tasks\t"
            "off_gpu_socket\toff_gpu_socket_free\tmean_min_eff_share\tworst_min_eff_share\t"

@@ -7,13 +7,13 @@
  * cores over P packages". Plus the pinned sentences of the issue's cases. */
 #include "numaguard.h"
 #include "tap.h"
+#include "corpus.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TOPO_DIR "tests/topologies"
+#define TOPO_DIR CORPUS_DIR
 
 static unsigned long checked, claims, lines;
 
@@ -230,43 +230,36 @@ static int run_shape(const ng_topology *topo, const shape *s, char *why, size_t 
     return good;
 }
 
+/* The shapes below on one corpus topology; 0 (stop) at the first that
+ * fails, said with the file's name. */
+static int explain_one(const ng_topology *topo, const char *name, void *good)
+{
+    unsigned ngpu = ng_topology_gpu_count(topo);
+    char why[512] = "";
+    shape shapes[] = {{1, 0, 0, "local", 0}, {3, 0, 0, "local", 0}, {8, 0, 0, "prefer", 0},
+                      {4, 0, 4, "local", 0}, {ngpu, 1, 0, "local", 0},
+                      {ngpu ? ngpu * 2 : 0, 1, 0, "local", 0}, {ngpu, 1, 8, "local", 0},
+                      {ngpu, 1, 0, "local,wide", 0}, {2, 0, 0, "none", 0},
+                      {1, 1, 0, "local", 0}, {1, 1, 0, "local", 1}, {ngpu, 1, 0, "prefer", 1},
+                      {3, 0, 0, "local", 1}, {3, 0, 8, "local,cpuless", 1},
+                      {ngpu ? ngpu * 3 : 0, 1, 0, "local", 1}};
+    int ok_so_far = 1;
+    for (unsigned k = 0; ok_so_far && k < sizeof shapes / sizeof *shapes; k++)
+        if (shapes[k].nt && shapes[k].nt <= 64 && (!shapes[k].gpt || ngpu))
+            ok_so_far = run_shape(topo, &shapes[k], why, sizeof why);
+    if (!ok_so_far)
+        tap_diag("%s: %s", name, why);
+    *(int *)good = ok_so_far;
+    return ok_so_far;
+}
+
 static void corpus(void)
 {
-    DIR *d = opendir(TOPO_DIR);
-    struct dirent *e;
-    unsigned topos = 0;
     int good = 1;
-    char why[512] = "";
-    while (d && (e = readdir(d)) && good) {
-        if (!strstr(e->d_name, ".xml"))
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", TOPO_DIR, e->d_name);
-        ng_topology_options o = {.xml_path = path};
-        ng_topology *topo = NULL;
-        if (ng_topology_load(&topo, &o, NULL, 0) < 0)
-            continue;
-        unsigned ngpu = ng_topology_gpu_count(topo);
-        shape shapes[] = {{1, 0, 0, "local", 0}, {3, 0, 0, "local", 0}, {8, 0, 0, "prefer", 0},
-                          {4, 0, 4, "local", 0}, {ngpu, 1, 0, "local", 0},
-                          {ngpu ? ngpu * 2 : 0, 1, 0, "local", 0}, {ngpu, 1, 8, "local", 0},
-                          {ngpu, 1, 0, "local,wide", 0}, {2, 0, 0, "none", 0},
-                          {1, 1, 0, "local", 0}, {1, 1, 0, "local", 1}, {ngpu, 1, 0, "prefer", 1},
-                          {3, 0, 0, "local", 1}, {3, 0, 8, "local,cpuless", 1},
-                          {ngpu ? ngpu * 3 : 0, 1, 0, "local", 1}};
-        for (unsigned k = 0; good && k < sizeof shapes / sizeof *shapes; k++)
-            if (shapes[k].nt && shapes[k].nt <= 64 && (!shapes[k].gpt || ngpu))
-                good = run_shape(topo, &shapes[k], why, sizeof why);
-        if (!good)
-            tap_diag("%s: %s", e->d_name, why);
-        topos++;
-        ng_topology_free(topo);
-    }
-    if (d)
-        closedir(d);
+    int topos = corpus_each(CORPUS_DIR, explain_one, &good);
     ok(good && topos >= 40, "corpus: terms are the plan's, the chosen cut scores best, lines of "
        "at most 100 characters, every alternative planned again from its arguments gives the "
-       "CPUs and memory nodes it promises (%u topologies, %lu plans, %lu lines, %lu alternatives "
+       "CPUs and memory nodes it promises (%d topologies, %lu plans, %lu lines, %lu alternatives "
        "re-planned, all equal)", topos, checked, lines, claims);
 }
 

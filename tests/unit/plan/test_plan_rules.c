@@ -15,13 +15,13 @@
  * Plus the issue's cases (g4dn, GH200, Corona, the XE8640 tie). */
 #include "numaguard.h"
 #include "tap.h"
+#include "corpus.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TOPO_DIR "tests/topologies"
+#define TOPO_DIR CORPUS_DIR
 
 static unsigned long plans, c_plans, idle_plans, options_planned, tie_cases;
 
@@ -39,20 +39,6 @@ static unsigned smt_of(const ng_topology *topo, hwloc_const_bitmap_t allowed)
 {
     unsigned c = cores_in(topo, allowed), p = (unsigned)hwloc_bitmap_weight(allowed);
     return c ? (p + c - 1) / c : 1;
-}
-
-static void allocation(const ng_topology *topo, int kind, hwloc_bitmap_t out)
-{
-    hwloc_topology_t hw = ng_topology_hwloc(topo);
-    int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
-    hwloc_bitmap_zero(out);
-    for (int i = 0; i < n; i++) {
-        int take = kind == 0 || (kind == 1 && i < n / 2) || (kind == 2 && i >= n / 3 && i < n / 3 + n / 2) ||
-                   (kind == 3 && i % 2 == 0) || (kind == 4 && i >= 3 * n / 8 && i < 3 * n / 4);
-        if (take)
-            hwloc_bitmap_or(out, out, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)i)->cpuset);
-    }
-    hwloc_bitmap_and(out, out, ng_topology_allowed_cpus(topo));
 }
 
 typedef struct job {
@@ -327,43 +313,40 @@ static int rule5(const ng_topology *topo, unsigned g, char *why, size_t len)
     return good;
 }
 
+typedef struct rules_run {
+    char why[512];
+    int good1, good5;
+} rules_run;
+
+/* Rules 1-3 over the allocations and rule 5 over the GPUs of one corpus
+ * topology; the first failure of each is said and ends its checks. */
+static int rules_one(const ng_topology *topo, const char *name, void *arg)
+{
+    rules_run *r = arg;
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    for (int k = 0; k < CORPUS_ALLOCATIONS && r->good1; k++) {
+        corpus_allocation(topo, k, allowed);
+        if (hwloc_bitmap_iszero(allowed))
+            continue;
+        r->good1 = shapes(topo, allowed, r->why, sizeof r->why);
+        if (!r->good1)
+            tap_diag("%s, allocation %d: %s", name, k, r->why);
+    }
+    for (unsigned g = 0; g < ng_topology_gpu_count(topo) && r->good5; g++) {
+        r->good5 = rule5(topo, g, r->why, sizeof r->why);
+        if (!r->good5)
+            tap_diag("%s: %s", name, r->why);
+    }
+    hwloc_bitmap_free(allowed);
+    return 1;
+}
+
 static void corpus(void)
 {
-    DIR *d = opendir(TOPO_DIR);
-    struct dirent *e;
-    char why[512] = "";
-    unsigned topos = 0;
-    int good1 = 1, good5 = 1;
-    while (d && (e = readdir(d))) {
-        if (!strstr(e->d_name, ".xml"))
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", TOPO_DIR, e->d_name);
-        ng_topology_options o = {.xml_path = path};
-        ng_topology *topo = NULL;
-        if (ng_topology_load(&topo, &o, NULL, 0) < 0)
-            continue;
-        topos++;
-        hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
-        for (int k = 0; k < 5 && good1; k++) {
-            allocation(topo, k, allowed);
-            if (hwloc_bitmap_iszero(allowed))
-                continue;
-            good1 = shapes(topo, allowed, why, sizeof why);
-            if (!good1)
-                tap_diag("%s, allocation %d: %s", e->d_name, k, why);
-        }
-        for (unsigned g = 0; g < ng_topology_gpu_count(topo) && good5; g++) {
-            good5 = rule5(topo, g, why, sizeof why);
-            if (!good5)
-                tap_diag("%s: %s", e->d_name, why);
-        }
-        hwloc_bitmap_free(allowed);
-        ng_topology_free(topo);
-    }
-    if (d)
-        closedir(d);
-    ok(good1 && topos >= 40, "rules 1-3 over %u topologies x 5 allocations: -c exact in %lu "
+    rules_run r = {"", 1, 1};
+    int topos = corpus_each(CORPUS_DIR, rules_one, &r);
+    int good1 = r.good1, good5 = r.good5;
+    ok(good1 && topos >= 40, "rules 1-3 over %d topologies x 5 allocations: -c exact in %lu "
        "exact-fit plans; in %lu plans without -c no GPU task below half its even share beside "
        "idle cores, widened memory on the GPU's node, one warning in each of the %lu leaving "
        "cores idle (%lu options it names planned: each uses idle cores)", topos, c_plans, plans,
