@@ -24,8 +24,9 @@
  *                    the caller itself, GOMP_parallel_end (libgomp, and
  *                    libomp's GOMP layer)
  *
- * Every caller goes on (unrecorded) until all are done, so each recorded
- * region ran while all the callers were calling.
+ * Except in the long modes, every caller starts with unrecorded regions
+ * until all have started one, and goes on (unrecorded) until all are
+ * done, so each recorded region ran while all the callers were calling.
  * Prints one line per caller, "caller I teams MIN-MAX last L ones N" (N:
  * its regions with a team of 1), then
  * "all MIN-MAX max_threads M" (omp_get_max_threads() of the main thread
@@ -50,7 +51,7 @@ static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS], tones[
 #define MAX_SEQ 64
 static unsigned tseq[MAX_CALLERS][MAX_SEQ];
 static unsigned long missed;
-static unsigned finished, ncallers;
+static unsigned arrived, finished, ncallers;
 
 static volatile double sink;
 
@@ -181,8 +182,18 @@ static void *caller(void *arg)
     if (strcmp(mode, "setnum") == 0)
         omp_set_num_threads(k);
     pthread_barrier_wait(&start);
-    if (long_mode())
+    if (long_mode()) {
         sleep_ms((int)id * k / 2);
+    } else {
+        /* Unrecorded regions until every caller has started one: a
+         * region is tens of microseconds, so the first thread scheduled
+         * after the barrier could otherwise run a hundred of them alone
+         * (rightly with all the cores) before the others arrive. */
+        one_region();
+        __atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < ncallers)
+            one_region();
+    }
     tmin[id] = ~0u;
     for (unsigned r = 0; r < regions; r++) {
         unsigned n = one_region();
