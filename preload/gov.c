@@ -347,12 +347,20 @@ static void after_fork_child(void)
     pthread_setspecific(g_key, NULL);   /* its slot number was the parent's */
 }
 
-static unsigned budget_from_env(const char **from)
+/* The decimal number 1..@max in environment variable @name, else 0 (unset,
+ * empty, a sign, a leading zero, trailing characters, too large). */
+static unsigned long env_count(const char *name, unsigned long max)
 {
-    const char *v = getenv("NUMAGUARD_OMP_CORES");
+    const char *v = getenv(name);
     char *end;
     unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
-    if (n && *end == '\0' && n <= 65536) {
+    return n && *end == '\0' && n <= max ? n : 0;
+}
+
+static unsigned budget_from_env(const char **from)
+{
+    unsigned long n = env_count("NUMAGUARD_OMP_CORES", 65536);
+    if (n) {
         *from = "NUMAGUARD_OMP_CORES";
         return (unsigned)n;
     }
@@ -371,10 +379,8 @@ static unsigned budget_from_env(const char **from)
  * much later after the others stopped. Anything else: the default. */
 static uint64_t window_from_env(void)
 {
-    const char *v = getenv("NUMAGUARD_OMP_WINDOW_MS");
-    char *end;
-    unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
-    return n && *end == '\0' && n <= WINDOW_MS_MAX ? n : WINDOW_MS;
+    unsigned long n = env_count("NUMAGUARD_OMP_WINDOW_MS", WINDOW_MS_MAX);
+    return n ? n : WINDOW_MS;
 }
 
 __attribute__((constructor)) static void ngo_init(void)

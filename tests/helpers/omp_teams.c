@@ -176,6 +176,15 @@ static unsigned one_region(void)
     return n;
 }
 
+/* This caller is counted in @count; unrecorded regions until every caller
+ * is. */
+static void regions_until_all(unsigned *count)
+{
+    __atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(count, __ATOMIC_SEQ_CST) < ncallers)
+        one_region();
+}
+
 static void *caller(void *arg)
 {
     unsigned id = (unsigned)(size_t)arg;
@@ -190,9 +199,7 @@ static void *caller(void *arg)
          * after the barrier could otherwise run a hundred of them alone
          * (rightly with all the cores) before the others arrive. */
         one_region();
-        __atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
-        while (__atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < ncallers)
-            one_region();
+        regions_until_all(&arrived);
     }
     tmin[id] = ~0u;
     for (unsigned r = 0; r < regions; r++) {
@@ -206,9 +213,7 @@ static void *caller(void *arg)
     }
     /* Keep calling (not recorded) until every caller is done: each
      * recorded region ran while all the callers were there. */
-    __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&finished, __ATOMIC_SEQ_CST) < ncallers)
-        one_region();
+    regions_until_all(&finished);
     if (long_mode()) {
         /* The others stay, outside any region; caller 0 is alone once
          * their last regions are older than the window. */
