@@ -468,6 +468,17 @@ static void cut_comp(ngi_planner *p, comp *k)
                         NGI_CUT_WHAT_NEAREST, &none);
 }
 
+/* The first @n components' members and CPU sets, then the array. */
+static void free_comps(comp *c, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        free(c[i].tasks);
+        hwloc_bitmap_free(c[i].home);
+        hwloc_bitmap_free(c[i].region);
+    }
+    free(c);
+}
+
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, cpu_tasks = 0;
@@ -482,12 +493,7 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
         cpu_tasks += !p->home[t];
     int built = build_comps(p, c);
     if (built < 0) {
-        for (unsigned i = 0; i < nt; i++) {
-            free(c[i].tasks);
-            hwloc_bitmap_free(c[i].home);
-            hwloc_bitmap_free(c[i].region);
-        }
-        free(c);
+        free_comps(c, nt);   /* the ones build_comps allocated; the rest are zero */
         hwloc_bitmap_free(freeu);
         return ngi_fail(err, errlen, "out of memory");
     }
@@ -520,12 +526,7 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
         if (!c[i].done)
             cut_comp(p, &c[i]);
     }
-    for (unsigned i = 0; i < nc; i++) {
-        free(c[i].tasks);
-        hwloc_bitmap_free(c[i].home);
-        hwloc_bitmap_free(c[i].region);
-    }
-    free(c);
+    free_comps(c, nc);
     hwloc_bitmap_free(freeu);
     return 0;
 }
