@@ -13,6 +13,15 @@ GOV=$NGT_BUILD/libnumaguard-omp.so
 FSO=$NGT_BUILD/numaguard-faults.so
 [ -f "$GOV" ] && [ -f "$FSO" ] && [ -x "$NGT_BUILD/tests/clang/omp_teams" ] ||
     { skip_all "governor, numaguard-faults.so or the OpenMP probes not built (make all tests)"; }
+# The plugin preloads only a governor in directories root's alone: this
+# build's, or a copy of it where the build lies under /tmp
+# (tests/lib/governor.sh).
+. "$NGT_TOP/tests/lib/governor.sh"
+GDIR=$(ng_stage_governor "$NGT_BUILD")
+[ -n "$GDIR" ] || skip_all "no directory root's alone holds this build's governor (a checkout under /tmp with no trusted /run, /var/lib or /root to copy it to)"
+# (the copy goes with the cluster: the EXIT trap ngc_init installed, then it)
+[ "$GDIR" = "$NGT_BUILD" ] || trap 'ngc_teardown; rm -rf "$GDIR"' EXIT
+GOV=$GDIR/libnumaguard-omp.so
 n=$(nproc)
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
 NGC_PLUGSTACK="required $FSO test_omp_preload=$GOV"
@@ -56,4 +65,5 @@ out=$(ngc_srun -n 1 --omp-guard=adaptive sh -c "$show" 2>"$NGT_OUT/e4")
 is "$out" "PRE=unset CORES=1 OMP=1" "a governor owned by uid 65534: not preloaded, auto's variables"
 like "$(cat "$NGT_OUT/e4")" "governor $bad/libnumaguard-omp.so not used \(not owned by root, or writable by others\)" \
     "... and the task is told why"
+[ "$GDIR" = "$NGT_BUILD" ] || rm -rf "$GDIR"   # ngt_done clears the EXIT trap
 ngt_done
