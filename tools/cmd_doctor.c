@@ -12,7 +12,7 @@
     "usage: numaguard doctor [--json | --health] [--slurm-conf FILE] [--gres-conf FILE]\n" \
     "                        [--plugstack FILE] [--cgroup-conf FILE] [--topology-cache DIR]\n" \
     "                        [--node NAME] [--timeout SECONDS] [--deadline SECONDS]\n" \
-    "                        [--topology FILE]"
+    "                        [--topology FILE] [--governor FILE]"
 
 static const cli_opt_doc doctor_docs[] = {
     {"--json", "every check with its evidence, as one JSON document (docs/admin-guide.md)"},
@@ -25,6 +25,7 @@ static const cli_opt_doc doctor_docs[] = {
     {"--node NAME", "the node's Slurm name (default: $SLURMD_NODENAME, else the host name)"},
     {"--timeout SECONDS", "the limit for each external command it runs (1-600; default 10)"},
     {"--deadline SECONDS", "the limit for the whole run, every command included (1-600; default 30)"},
+    {"--governor FILE", "the OpenMP governor library to check (default: the installed one)"},
     CLI_DOC_TOPOLOGY,
     CLI_DOC_END};
 
@@ -119,7 +120,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         {"plugstack", required_argument, NULL, 'p'}, {"cgroup-conf", required_argument, NULL, 'c'},
         {"topology-cache", required_argument, NULL, 'C'}, {"node", required_argument, NULL, 'n'},
         {"timeout", required_argument, NULL, 'T'},  {"topology", required_argument, NULL, 't'},
-        {"deadline", required_argument, NULL, 'D'},
+        {"deadline", required_argument, NULL, 'D'}, {"governor", required_argument, NULL, 'G'},
         {"fsroot", required_argument, NULL, 'r'},   {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int ch;
@@ -137,6 +138,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         case 'n': o->node_name = optarg; break;
         case 't': o->topology = optarg; break;
         case 'r': o->fsroot = optarg; break;
+        case 'G': o->omp_preload = optarg; break;
         case 'T':
             if ((secs = ng_parse_uint(optarg, 600)) < 1)
                 return cli_error(2, "doctor: --timeout: invalid value '%.32s' (whole seconds "
@@ -155,6 +157,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
     }
     if (*mode < 0)
         return cli_error(2, "doctor: --json and --health exclude each other");
+    o->health = *mode == 'H';   /* a hung tool is then a FAIL (drains) */
     if (optind < argc)
         return cli_error(2, "doctor: unexpected argument '%.64s'", argv[optind]);
     return -1;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,13 +188,48 @@ static void kill_descendants(void)
     free(pid);
 }
 
+/* The first process of the tool's PID namespace (as root, below): it dies
+ * with the keeper (PR_SET_PDEATHSIG), starts the tool, reaps whatever is
+ * left to it and exits with the tool's status (128 + the signal when the
+ * tool was killed). When it ends, for whatever reason, the kernel kills
+ * every other process of the namespace, a setsid() child included. */
+static void ns_init(const job *j, int wfd, int nullfd)
+{
+    prctl(PR_SET_PDEATHSIG, (unsigned long)SIGKILL, 0UL, 0UL, 0UL);
+    pid_t tool = fork();
+    if (tool == 0)
+        child(j, wfd, nullfd);
+    close(wfd);
+    close(nullfd);
+    int st, code = 127;
+    for (pid_t p; tool > 0 && ((p = wait(&st)) > 0 || errno == EINTR);)
+        if (p == tool) {
+            code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+    _exit(code);
+}
+
 /* The keeper's life: start the tool, wait for it to exit or for the caller
  * to close @p ctl, kill everything left, report the tool's wait status on
- * @p stfd. Never returns. */
+ * @p stfd. Never returns.
+ *
+ * What survives a SIGKILL of the caller: the keeper leaves the caller's
+ * process group, so a supervisor killing that whole group (kill -9 -PGID,
+ * slurmd ending its HealthCheckProgram) kills the caller only; its end
+ * closes the control pipe and the keeper kills the rest. As root the tool
+ * also runs in a PID namespace of its own (unshare(CLONE_NEWPID)) under
+ * ns_init, which dies with the keeper: so even a SIGKILL of the keeper
+ * itself leaves nothing behind. Where a namespace cannot be made (not
+ * root, a container that forbids it) the subreaper walk alone remains. */
 static void keeper(const job *j, int wfd, int nullfd, int ctl, int stfd)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);   /* all five: valgrind 3.24 checks arg4 */
+    setpgid(0, 0);
+    int ns = unshare(CLONE_NEWPID) == 0;
     pid_t tool = fork();
+    if (tool == 0 && ns)
+        ns_init(j, wfd, nullfd);
     if (tool == 0)
         child(j, wfd, nullfd);
     close(wfd);

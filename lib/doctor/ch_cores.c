@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* One GPU of one record, with the cores in Slurm's numbering. */
 typedef struct gpu_cores {
@@ -73,11 +74,23 @@ static void cores_problem(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores
 /* Cores= with cores the node does not have: Slurm refuses the list. */
 static void out_of_range(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores *g)
 {
-    char what[512], all[64];
+    char what[768], all[64], beyond[128], tail[256] = "";
     int os = hwloc_bitmap_isequal(g->conf, g->os);
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
     ng_list_format(g->all, all, sizeof all);
+    if (b && !os) {
+        /* The numbers past the last core: OS CPU numbers (hyperthreads)
+         * when the machine has such CPUs, else numbers of nothing. */
+        hwloc_bitmap_andnot(b, g->conf, g->all);
+        ng_list_format(b, beyond, sizeof beyond);
+        int cpus = hwloc_bitmap_isincluded(b, ng_topology_allowed_cpus(x->topo));
+        snprintf(tail, sizeof tail, ": %s %s beyond Slurm's %d cores%s", beyond,
+                 hwloc_bitmap_weight(b) == 1 ? "is" : "are", hwloc_bitmap_weight(g->all),
+                 cpus ? ", OS CPU numbers (hyperthreads), not core indices" : "");
+    }
+    hwloc_bitmap_free(b);
     snprintf(what, sizeof what, " names cores the node does not have (Slurm's cores are %s)%s",
-             all, os ? ": these are the GPU's OS CPU numbers" : "");
+             all, os ? ": these are the GPU's OS CPU numbers" : tail);
     cores_problem(x, c, g, NG_CHECK_WARN,
                   "slurmd refuses the list ('Invalid GRES data for gpu'): Slurm gives this "
                   "GPU no core affinity, so its jobs get cores anywhere, often far from it",
@@ -114,16 +127,47 @@ static void judge(ngi_doctor_ctx *x, ng_doctor_check *c, const gpu_cores *g)
                   what);
 }
 
+/* Cores=/CPUs= as Slurm reads them (bit_unfmt): a list of numbers and
+ * ranges, optionally in brackets ("[0-55]", "0-13,[56-69]"), or a hex
+ * mask ("0xff..."). 0, or -1 with @p why. */
+static int cores_parse(const char *text, hwloc_bitmap_t out, char *why, size_t len)
+{
+    char list[1024];
+    size_t n = 0;
+    if (!strncasecmp(text, "0x", 2)) {
+        if (hwloc_bitmap_taskset_sscanf(out, text) < 0)
+            return snprintf(why, len, "not a hex mask"), -1;
+        return 0;
+    }
+    for (const char *p = text; *p && n + 1 < sizeof list; p++)
+        if (*p != '[' && *p != ']')
+            list[n++] = *p;
+    list[n] = '\0';
+    if (!n || ng_list_parse(list, out, NG_MAX_PU_OS_INDEX, why, len) < 0) {
+        if (!n)
+            snprintf(why, len, "empty");
+        return -1;
+    }
+    return 0;
+}
+
 /* Each GPU of record @p r: its bus id, its topology GPU, judged. */
 static unsigned check_record(ngi_doctor_ctx *x, ng_doctor_check *c, const ngi_gres_rec *r,
                              gpu_cores *g)
 {
     ng_gres_order files = {0};
     unsigned n = 0;
+    char why[256] = "";
     hwloc_bitmap_zero(g->conf);
-    if (ng_list_parse(r->cores, g->conf, NG_MAX_PU_OS_INDEX, NULL, 0) < 0 ||
-        ngi_gres_rec_files(r, x->fsroot, &files, NULL, 0) < 0) {
-        ngi_doctor_fact(c, "line", "%u: %s=%s not read", r->line, r->cores_key, r->cores);
+    if (cores_parse(r->cores, g->conf, why, sizeof why) < 0 ||
+        ngi_gres_rec_files(r, x->fsroot, &files, why, sizeof why) < 0) {
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "whether Slurm steers this record's GPUs to their cores was not "
+                           "compared",
+                           "write Cores= as Slurm's core indices: a list of numbers and ranges "
+                           "(0-13,56-69; brackets allowed)",
+                           "gres.conf line %u: %s=%s not read (%s)", r->line, r->cores_key,
+                           r->cores, why);
         ng_gres_order_free(&files);
         return 0;
     }
@@ -172,6 +216,9 @@ void ngi_check_gres_cores(ngi_doctor_ctx *x)
     if (!with)
         ngi_doctor_end(x->r, c, "no Cores= in gres.conf for this node: Slurm gives its GPUs "
                        "no core affinity (numaguard places by hwloc's)");
+    else if (!n)
+        ngi_doctor_end(x->r, c, "gres.conf Cores= of %u records not compared: none of their "
+                       "GPUs is one the topology has (slurm.gres_devices)", with);
     else
         ngi_doctor_end(x->r, c, "gres.conf Cores= of %u GPUs match their locality (compared "
                        "in Slurm's core indices, hwloc's logical core order, not the OS CPU "

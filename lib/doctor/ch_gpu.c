@@ -132,7 +132,7 @@ static const char *run_smi(ngi_doctor_ctx *x, ng_doctor_check *c, ngi_tool_id id
     if (*absent)
         return NULL;
     ngi_doctor_tool_describe(x, id, what, sizeof what);
-    ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+    ngi_doctor_problem(x->r, c, ngi_doctor_tool_status(x, id, NG_CHECK_WARN),
                        "the driver's own view of the GPUs could not be compared (a driver "
                        "that hangs nvidia-smi hangs CUDA jobs too)",
                        "check the driver: dmesg, nvidia-smi by hand, nvidia-bug-report.sh",
@@ -305,7 +305,7 @@ void ngi_check_nvml(ngi_doctor_ctx *x)
     const ngi_cmd *res = &x->tools[NGI_TOOL_NVML].res;
     ngi_doctor_fact(c, "libnvidia-ml.so.1", "%s", st == 1 ? "loaded, nvmlInit ok" : why);
     if (st < 0)
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+        ngi_doctor_problem(x->r, c, ngi_doctor_tool_status(x, NGI_TOOL_NVML, NG_CHECK_WARN),
                            "the GPUs NVML (and AutoDetect=nvml) sees were not compared",
                            "check the driver: dmesg, nvidia-smi by hand",
                            "NVML (libnvidia-ml.so.1) query %s", why);
@@ -381,7 +381,7 @@ void ngi_check_rocm_smi(ngi_doctor_ctx *x)
     int not_found = res && res->not_found;
     if (!ok && !not_found) {
         ngi_doctor_tool_describe(x, NGI_TOOL_ROCM, what, sizeof what);
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+        ngi_doctor_problem(x->r, c, ngi_doctor_tool_status(x, NGI_TOOL_ROCM, NG_CHECK_WARN),
                            "the driver's own view of the GPUs could not be compared",
                            "check the amdgpu driver (dmesg, rocm-smi by hand)",
                            "rocm-smi --showbus --showtoponuma: %s", what);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* gres.conf as the plugin reads it for this node: parsed once (doctor.c
  * read_gres), kept in the context. */
@@ -38,6 +39,32 @@ int ngi_doctor_slurm_gpus(const ngi_doctor_ctx *x, unsigned *n, char *text, size
     return 0;
 }
 
+/* gres.conf is a symbolic link to nothing (the node booted before the
+ * file it points to was written, a shared directory not mounted): a FAIL
+ * saying where it points, the root of the gres findings after it. 1 when
+ * it is. */
+static int dangling(ngi_doctor_ctx *x, ng_doctor_check *c, const char *cons)
+{
+    struct stat st;
+    char to[PATH_MAX], fix[2 * PATH_MAX + 200];
+    ssize_t n;
+    if (!x->gres_exists || x->gres || lstat(x->gres_conf, &st) != 0 || !S_ISLNK(st.st_mode) ||
+        stat(x->gres_conf, &st) == 0)
+        return 0;
+    int e = errno;
+    if ((n = readlink(x->gres_conf, to, sizeof to - 1)) < 0)
+        return 0;
+    to[n] = '\0';
+    snprintf(fix, sizeof fix, "write %s (where the link points: mount or copy the shared "
+             "configuration before slurmd starts) or point %s at the node's gres.conf; then "
+             "restart slurmd, which read no gres.conf", to, x->gres_conf);
+    ngi_doctor_problem(x->r, c, NG_CHECK_FAIL, cons, fix,
+                       "gres.conf %s is a symbolic link to %s, which does not exist (%s)",
+                       x->gres_conf, to, strerror(e));
+    ngi_doctor_cause(x, "slurm.gres_conf", "gres.conf is a dangling link to %s", to);
+    return 1;
+}
+
 static void check_conf(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_conf");
@@ -50,12 +77,15 @@ static void check_conf(ngi_doctor_ctx *x)
     snprintf(fix, sizeof fix, "add node %s to the NodeName= of its Name=gpu records (a "
              "hostlist such as gpu[01-16]), or give --node NAME if %s is not this node's "
              "Slurm name", x->node, x->node);
-    if (!x->gres_exists && have_gres)
+    if (!x->gres_exists && have_gres) {
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN, cons,
                            "write the node's Name=gpu records into gres.conf (or point the "
                            "plugin's gres_conf= at the file slurmd reads)",
                            "no gres.conf at %s, but slurm.conf gives node %s Gres=%s",
                            x->gres_conf, x->node, text);
+        ngi_doctor_cause(x, "slurm.gres_conf", "no gres.conf at %s", x->gres_conf);
+    } else if (dangling(x, c, cons))
+        ;
     else if (x->gres_exists && !x->gres)
         ngi_doctor_problem(x->r, c, NG_CHECK_FAIL, cons, "correct the record the line names",
                            "%s", x->gres_why);
@@ -291,6 +321,65 @@ static const char *count_skip(const ngi_doctor_ctx *x, int have_gres)
     return NULL;
 }
 
+/* The devices of the node's gres.conf records of type @p type ("" =
+ * every record), and the types written, into @p seen ("Type=a (line 3)"). */
+static unsigned typed_devices(const ngi_doctor_ctx *x, const char *type, char *seen, size_t len,
+                              unsigned *first_line)
+{
+    unsigned n = 0;
+    size_t used = 0;
+    seen[0] = '\0';
+    *first_line = 0;
+    for (unsigned i = 0; i < ngi_gres_conf_count(x->gres); i++) {
+        const ngi_gres_rec *r = ngi_gres_conf_rec(x->gres, i);
+        ng_gres_order f = {0};
+        unsigned k = r->file && ngi_gres_rec_files(r, x->fsroot, &f, NULL, 0) == 0
+                         ? f.count : (unsigned)r->count;
+        ng_gres_order_free(&f);
+        if (!*first_line)
+            *first_line = r->line;
+        if (!strcasecmp(r->type, type))
+            n += k;
+        if (used < len && !strstr(seen, r->type[0] ? r->type : "(no Type=)"))
+            used += (size_t)snprintf(seen + used, len - used, "%s%s", used ? ", " : "",
+                                     r->type[0] ? r->type : "(no Type=)");
+    }
+    return n;
+}
+
+/* slurm.conf's typed entries (gpu:TYPE:N) against gres.conf's Type=:
+ * slurmd registers each device under its record's Type and slurmctld
+ * counts each type apart, so a type slurm.conf names that no gres.conf
+ * record has counts 0 devices (an NVML rename of the model is enough). */
+static void compare_types(ngi_doctor_ctx *x, ng_doctor_check *c, const char *gres)
+{
+    char type[64], seen[256], fix[512];
+    for (const char *p = gres; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t l = strcspn(p, ",("), t;
+        const char *a = memchr(p, ':', l), *b = a ? memchr(a + 1, ':', l - (size_t)(a + 1 - p)) : NULL;
+        if (strncmp(p, "gpu:", 4) != 0 || !b || (t = (size_t)(b - a - 1)) >= sizeof type)
+            continue;
+        snprintf(type, sizeof type, "%.*s", (int)t, a + 1);
+        unsigned want = (unsigned)strtoul(b + 1, NULL, 10), line = 0;
+        unsigned have = typed_devices(x, type, seen, sizeof seen, &line);
+        ngi_doctor_fact(c, type, "slurm.conf %u, gres.conf %u (its types: %s)", want, have, seen);
+        if (have >= want)
+            continue;
+        snprintf(fix, sizeof fix, "write Type=%s in gres.conf (line %u and the node's other "
+                 "Name=gpu records), or change slurm.conf's Gres= to the type gres.conf names; "
+                 "restart slurmd and slurmctld", type, line);
+        ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
+                           "slurmd registers the GPUs under gres.conf's type: slurmctld counts "
+                           "fewer of this type than configured and drains the node ('gres/gpu "
+                           "count reported lower than configured'), no job gets these GPUs",
+                           fix, "slurm.conf gives node %s Gres=gpu:%s:%u, gres.conf has %u "
+                           "device%s of Type=%s (its Type=: %s)", x->node, type, want, have,
+                           have == 1 ? "" : "s", type, seen);
+        ngi_doctor_cause(x, "slurm.gres_count", "gres.conf's Type= is not slurm.conf's %s",
+                         type);
+    }
+}
+
 static void check_count(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.gres_count");
@@ -314,7 +403,11 @@ static void check_count(ngi_doctor_ctx *x)
                            "make slurm.conf's Gres=gpu:N and gres.conf's File= list agree",
                            "slurm.conf gives node %s Gres=%s (%u GPUs), gres.conf lists %u "
                            "devices%s", x->node, text, want, have, want > have ? " for it" : "");
-    ngi_doctor_end(x->r, c, "slurm.conf's Gres=%s and gres.conf agree: %u GPUs", text, have);
+    else
+        compare_types(x, c, text);
+    ngi_doctor_end(x->r, c, "slurm.conf's Gres=%s and gres.conf agree: %u GPUs%s", text, have,
+                   strchr(strchr(text, ':') ? strchr(text, ':') + 1 : "", ':')
+                       ? ", of the types slurm.conf names" : "");
 }
 
 void ngi_check_gres(ngi_doctor_ctx *x)
@@ -413,7 +506,7 @@ static void slurmd_failed(ngi_doctor_ctx *x, ng_doctor_check *c, const ngi_cmd *
                            fix, "slurmd -G -N %s (%s): %s", x->node, what, line);
         return;
     }
-    ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+    ngi_doctor_problem(x->r, c, ngi_doctor_tool_status(x, NGI_TOOL_SLURMD_G, NG_CHECK_WARN),
                        "Slurm's own index order was not compared with the plugin's",
                        "run slurmd -G by hand", "slurmd -G -N %s: %s", x->node, what);
 }
@@ -435,6 +528,20 @@ static int slurmd_order(ngi_doctor_ctx *x, ng_doctor_check *c, ng_gres_order *s)
         return -1;
     }
     return 0;
+}
+
+/* slurmd -G and the plugin differ because of a root cause found before
+ * (GresTypes, gres.conf's Type= or the file itself): said as its
+ * consequence, a WARN whose fix is the cause's. */
+static void consequence(ngi_doctor_ctx *x, ng_doctor_check *c, const ng_gres_order *s)
+{
+    char fix[400];
+    snprintf(fix, sizeof fix, "fix %s first (its line above); this follows", x->cause);
+    ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                       "Slurm's own index order was not compared with the plugin's", fix,
+                       "slurmd -G lists %u GPUs, the plugin %u: because of %s (%s)", s->count,
+                       x->gorder_ok ? x->gorder.count : 0, x->cause, x->cause_what);
+    ngi_doctor_end(x->r, c, "-");
 }
 
 void ngi_check_slurmd_gres(ngi_doctor_ctx *x)
@@ -463,7 +570,9 @@ void ngi_check_slurmd_gres(ngi_doctor_ctx *x)
                            "slurmd runs, but not with the configuration as written",
                            "correct what slurmd's line names (slurm.conf, gres.conf)",
                            "slurmd -G -N %s: %s", x->node, line);
-    if (!x->gorder_ok) {
+    if (x->cause && (!x->gorder_ok || s.count != x->gorder.count)) {
+        consequence(x, c, &s);
+    } else if (!x->gorder_ok) {
         ngi_doctor_end(x->r, c, "slurmd -G lists %u GPUs; the plugin has no gres order of its "
                        "own to compare (slurm.gres_conf)", s.count);
     } else {

@@ -148,6 +148,32 @@ static uint32_t running_release(ngi_doctor_ctx *x, char *from, size_t len)
     return 0;
 }
 
+/* Neither slurmd -V nor srun -V gave a release: not installed (a WARN),
+ * hung (the hang's own status, tool named), or not run because the run's
+ * limit was reached (said, not a fault of the node). */
+static void release_unknown(ngi_doctor_ctx *x, ng_doctor_check *c)
+{
+    char a[200], b[200];
+    const ngi_tool_run *v = &x->tools[NGI_TOOL_SLURMD_V], *s = &x->tools[NGI_TOOL_SRUN_V];
+    int absent = v->res.not_found && s->res.not_found;
+    ng_check_status st = ngi_doctor_tool_status(x, NGI_TOOL_SLURMD_V, NG_CHECK_WARN);
+    if (ngi_doctor_tool_status(x, NGI_TOOL_SRUN_V, NG_CHECK_WARN) > st)
+        st = NG_CHECK_FAIL;
+    ngi_doctor_tool_describe(x, NGI_TOOL_SLURMD_V, a, sizeof a);
+    ngi_doctor_tool_describe(x, NGI_TOOL_SRUN_V, b, sizeof b);
+    if (v->skipped && (s->skipped || s->res.not_found)) {
+        ngi_doctor_end(x->r, c, "release not compared: slurmd -V %s", a);
+        return;
+    }
+    ngi_doctor_problem(x->r, c, st, "whether Slurm loads the plugin was not checked",
+                       absent ? "install slurmd (or slurm-client) or put it on PATH"
+                              : "run slurmd -V by hand; a Slurm command that hangs: check "
+                                "slurmd and its node (dmesg)",
+                       "cannot tell this node's Slurm release (slurmd -V: %s; srun -V: %s)", a,
+                       b);
+    ngi_doctor_end(x->r, c, "-");
+}
+
 void ngi_check_plugin_release(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "plugin", "plugin.release");
@@ -167,13 +193,11 @@ void ngi_check_plugin_release(ngi_doctor_ctx *x)
     }
     ngi_doctor_fact(c, "plugin_version", "0x%06x (%s, the ELF dynamic symbol)", built,
                     x->ps.file);
-    if (!(run = running_release(x, from, sizeof from)))
-        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
-                           "whether Slurm loads the plugin was not checked",
-                           "install slurmd (or slurm-client) or put it on PATH",
-                           "cannot tell this node's Slurm release (neither slurmd -V nor "
-                           "srun -V answered)");
-    else if ((built & SPANK_RELEASE_MASK) != (run & SPANK_RELEASE_MASK))
+    if (!(run = running_release(x, from, sizeof from))) {
+        release_unknown(x, c);
+        return;
+    }
+    if ((built & SPANK_RELEASE_MASK) != (run & SPANK_RELEASE_MASK))
         ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
                            "Slurm refuses the plugin ('Incompatible Slurm plugin version'): "
                            "with required every job step on this node fails, with optional "

@@ -53,6 +53,47 @@ static void compare_hardware(ngi_doctor_ctx *x, ng_doctor_check *c)
                            want, have);
 }
 
+/* 1 when the comma list @p list names @p word (case-insensitive). */
+static int list_has(const char *list, const char *word)
+{
+    size_t k = strlen(word);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == k && !strncasecmp(p, word, k))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* Gres=gpu... on the node's line needs GresTypes=gpu: without it slurmd
+ * and slurmctld know no gpu gres (slurmd -G lists nothing), the root of
+ * every gres finding after it. */
+static void gres_types(ngi_doctor_ctx *x, ng_doctor_check *c, const char *gres)
+{
+    char types[256] = "";
+    unsigned n = 0;
+    char text[256];
+    if (ngi_doctor_slurm_gpus(x, &n, text, sizeof text) < 0 || !n)
+        return;
+    int have = ngi_conf_value(x->slurm_text, "GresTypes", types, sizeof types) == 0;
+    ngi_doctor_fact(c, "GresTypes", "%s", have ? types : "(not set)");
+    if (have && list_has(types, "gpu"))
+        return;
+    char said[320];
+    if (have)
+        snprintf(said, sizeof said, "GresTypes=%s does not name gpu", types);
+    else
+        snprintf(said, sizeof said, "it sets no GresTypes= (gpu must be named there)");
+    ngi_doctor_problem(x->r, c, NG_CHECK_FAIL,
+                       "Slurm ignores the node's GPUs: slurmd -G lists none, slurmctld gives "
+                       "no job a GPU, and numaguard has no gres order Slurm agrees with",
+                       "add gpu to GresTypes= in slurm.conf (GresTypes=gpu; the same file on "
+                       "every node and the controller), then restart slurmctld and slurmd",
+                       "slurm.conf gives node %s Gres=%s, but %s", x->node, gres, said);
+    ngi_doctor_cause(x, "slurm.conf", "GresTypes= does not name gpu");
+}
+
 void ngi_check_slurm_conf(ngi_doctor_ctx *x)
 {
     ng_doctor_check *c = ngi_doctor_begin(x->r, "slurm", "slurm.conf");
@@ -83,6 +124,8 @@ void ngi_check_slurm_conf(ngi_doctor_ctx *x)
                            "no NodeName line of %s names node '%s'", x->slurm_conf, x->node);
     else
         compare_hardware(x, c);
+    if (found == 1)
+        gres_types(x, c, gres);
     ngi_doctor_fact(c, "Gres", "%s", gres[0] ? gres : "(none)");
     ngi_doctor_end(x->r, c, "%s: node %s, %u CPUs, Gres=%s", x->slurm_conf, x->node,
                    slurm_cpus(x), gres[0] ? gres : "(none)");

@@ -225,6 +225,7 @@ static const check_fn checks[] = {
     ngi_check_kernel_cpus,
     ngi_check_memory_nodes,
     ngi_check_cache,
+    ngi_check_governor,
 };
 
 int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
@@ -242,6 +243,8 @@ int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
     x->timeout_ms = o->command_timeout_ms ? o->command_timeout_ms : DEFAULT_TIMEOUT_MS;
     x->deadline_ms = o->deadline_ms ? o->deadline_ms : DEFAULT_DEADLINE_MS;
     x->deadline = ngi_doctor_now_ms() + x->deadline_ms;
+    x->health = o->health;
+    x->omp_preload = o->omp_preload && *o->omp_preload ? o->omp_preload : ng_omp_preload_path();
     node_name(x, o->node_name);
     resolve_inputs(x, o);
     read_gres(x);

@@ -11,6 +11,10 @@
 #include "private/doctor.h"
 #include "private/gpu.h"
 
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -59,6 +63,45 @@ static int nvml_child(int fd, void *arg)
     return 0;
 }
 
+/* ---- the governor (ch_governor.c), in a child process ---- */
+
+typedef void (*region_fn)(void *);
+typedef void (*gomp_parallel_fn)(region_fn, void *, unsigned, unsigned);
+
+static void region(void *arg)
+{
+    atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+/* In the child: the governor, then libgomp, then one region of (at most)
+ * 2 threads through the governor's GOMP_parallel. Exit 3: it does not
+ * load; 4: no GOMP_parallel; 5: the region ran no thread. */
+static int governor_child(int fd, void *arg)
+{
+    static atomic_uint threads;
+    gomp_parallel_fn par;
+    setenv("NUMAGUARD_OMP_CORES", "2", 1);
+    void *g = dlopen((const char *)arg, RTLD_NOW | RTLD_GLOBAL);
+    if (!g) {
+        dprintf(fd, "does not load: %s\n", dlerror());
+        return 3;
+    }
+    if (!dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+        dprintf(fd, "loads (libgomp.so.1 is not installed: no region run)\n");
+        return 0;
+    }
+    void *sym = dlsym(g, "GOMP_parallel");
+    if (!sym) {
+        dprintf(fd, "loads but defines no GOMP_parallel (not the governor?)\n");
+        return 4;
+    }
+    memcpy(&par, &sym, sizeof par);
+    par(region, &threads, 2, 0);
+    dprintf(fd, "loads and ran an OpenMP region of %u threads through it\n",
+            (unsigned)atomic_load(&threads));
+    return atomic_load(&threads) ? 0 : 5;
+}
+
 /* ---- the table ---- */
 
 typedef struct tool_def {
@@ -73,8 +116,12 @@ static const tool_def defs[NGI_TOOL_COUNT] = {
     [NGI_TOOL_NVML] = {"NVML (libnvidia-ml.so.1) query", 2, SMALL_OUT_MAX},
     [NGI_TOOL_ROCM] = {"rocm-smi --showbus --showtoponuma", 3, TOOL_OUT_MAX},
     [NGI_TOOL_SLURMD_G] = {"slurmd -G", 4, GRES_OUT_MAX},
-    [NGI_TOOL_SLURMD_V] = {"slurmd -V", 4, SMALL_OUT_MAX},
+    /* slurmd -V prints the release before it reads any configuration or
+     * GPU plugin: a slurmd -G hung in NVML or on a device file says nothing
+     * about it, so it is asked on its own (the release is then known). */
+    [NGI_TOOL_SLURMD_V] = {"slurmd -V", 6, SMALL_OUT_MAX},
     [NGI_TOOL_SRUN_V] = {"srun -V", 5, SMALL_OUT_MAX},
+    [NGI_TOOL_GOVERNOR] = {"the governor's OpenMP probe", 7, SMALL_OUT_MAX},
 };
 
 /* Why @p id is not run: the run's limit, or its program hung before. */
@@ -112,6 +159,8 @@ static void launch(ngi_doctor_ctx *x, ngi_tool_id id, unsigned limit)
     ngi_cmd *res = &x->tools[id].res;
     if (id == NGI_TOOL_NVML)
         ngi_run_child(nvml_child, NULL, limit, defs[id].out_max, res);
+    else if (id == NGI_TOOL_GOVERNOR)
+        ngi_run_child(governor_child, (void *)x->omp_preload, limit, defs[id].out_max, res);
     else
         ngi_run_bounded(argv[id], limit, defs[id].out_max, res);
 }
@@ -140,6 +189,26 @@ void ngi_doctor_tool_describe(const ngi_doctor_ctx *x, ngi_tool_id id, char *buf
         snprintf(buf, len, "%s", t->skip);
     else
         ngi_cmd_describe(&t->res, buf, len);
+}
+
+ng_check_status ngi_doctor_tool_status(const ngi_doctor_ctx *x, ngi_tool_id id,
+                                       ng_check_status other)
+{
+    const ngi_tool_run *t = &x->tools[id];
+    if (!t->ran || t->skipped || !t->res.timed_out)
+        return other;
+    return x->health ? NG_CHECK_FAIL : NG_CHECK_WARN;
+}
+
+void ngi_doctor_cause(ngi_doctor_ctx *x, const char *id, const char *fmt, ...)
+{
+    va_list ap;
+    if (x->cause)
+        return;
+    x->cause = id;
+    va_start(ap, fmt);
+    vsnprintf(x->cause_what, sizeof x->cause_what, fmt, ap);
+    va_end(ap);
 }
 
 int ngi_doctor_tool_ok(const ngi_doctor_ctx *x, ngi_tool_id id)

@@ -66,10 +66,11 @@ static void strip_quotes(char *v)
     }
 }
 
-/* The keys of one record that matter here. Type, Links, Flags, UniqueId:
- * no effect on the index order or locality (see docs/gpu-order.md). */
+/* The keys of one record that matter here. Links, Flags, UniqueId: no
+ * effect on the index order or locality (see docs/gpu-order.md); Type is
+ * kept for doctor, which compares it with slurm.conf's Gres=. */
 typedef struct tokens {
-    char *name, *file, *mfile, *nodes, *autodet, *count, *cores, *cpus;
+    char *name, *file, *mfile, *nodes, *autodet, *count, *cores, *cpus, *type;
 } tokens;
 
 static const struct {
@@ -80,7 +81,7 @@ static const struct {
     {"Files", offsetof(tokens, file)},       {"MultipleFiles", offsetof(tokens, mfile)},
     {"NodeName", offsetof(tokens, nodes)},   {"AutoDetect", offsetof(tokens, autodet)},
     {"Count", offsetof(tokens, count)},      {"Cores", offsetof(tokens, cores)},
-    {"CPUs", offsetof(tokens, cpus)},
+    {"CPUs", offsetof(tokens, cpus)},        {"Type", offsetof(tokens, type)},
 };
 
 /* Split one logical line into @p t (values point into @p line). */
@@ -131,6 +132,7 @@ static int add_record(ngi_gres_conf *c, const tokens *t, unsigned lineno, char *
         return -1;
     const char *cores = t->cores ? t->cores : t->cpus;
     r->cores_key = t->cores ? "Cores" : "CPUs";
+    snprintf(r->type, sizeof r->type, "%s", t->type ? t->type : "");
     r->multiple = !t->file && t->mfile;
     if (((t->file || t->mfile) && !(r->file = strdup(t->file ? t->file : t->mfile))) ||
         (cores && !(r->cores = strdup(cores)))) {

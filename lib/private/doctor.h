@@ -16,6 +16,7 @@
  *   ch_plugin.c  plugstack.conf, the plugin file, its arguments, its release
  *   ch_kernel.c  memory-policy modes, cgroups, SMT, CPUs, memory-only nodes
  *   ch_cache.c   the topology cache
+ *   ch_governor.c  the OpenMP governor's install (adaptive)
  *   doctor.c     ng_doctor_run: the inputs, then every check in order
  */
 #ifndef NGI_DOCTOR_H
@@ -169,6 +170,7 @@ typedef enum ngi_tool_id {
     NGI_TOOL_SLURMD_G,
     NGI_TOOL_SLURMD_V,
     NGI_TOOL_SRUN_V,
+    NGI_TOOL_GOVERNOR,
     NGI_TOOL_COUNT
 } ngi_tool_id;
 
@@ -188,6 +190,10 @@ typedef struct ngi_doctor_ctx {
     unsigned timeout_ms;           /**< one tool's limit */
     unsigned deadline_ms;          /**< the whole run's limit */
     unsigned long long deadline;   /**< when it ends (monotonic ms) */
+    int health;                    /**< a health check: a hung tool is a FAIL */
+    const char *omp_preload;       /**< the governor library judged */
+    const char *cause;             /**< the root-cause check that failed, or NULL */
+    char cause_what[320];          /**< its finding, short */
     ngi_tool_run tools[NGI_TOOL_COUNT];
     char node[256];
     char slurm_conf[PATH_MAX];
@@ -233,6 +239,16 @@ const ngi_cmd *ngi_doctor_tool(ngi_doctor_ctx *x, ngi_tool_id id);
 /** How tool @p id ended, one phrase ("did not answer within 10 s ...",
  *  "not run: ..."). */
 void ngi_doctor_tool_describe(const ngi_doctor_ctx *x, ngi_tool_id id, char *buf, size_t len);
+/** The status of a problem with tool @p id: a hang (killed after its
+ *  limit) is a FAIL in a health check and a WARN otherwise; anything else
+ *  (an exit status, not run) is @p other. */
+ng_check_status ngi_doctor_tool_status(const ngi_doctor_ctx *x, ngi_tool_id id,
+                                       ng_check_status other);
+/** Record check @p id as the root cause (@p fmt: what it found): the
+ *  checks after it that fail only because of it say so and are WARN. The
+ *  first one recorded stays. */
+void ngi_doctor_cause(ngi_doctor_ctx *x, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /** 1 when tool @p id ran and exited 0 in time. */
 int ngi_doctor_tool_ok(const ngi_doctor_ctx *x, ngi_tool_id id);
 void ngi_doctor_tools_free(ngi_doctor_ctx *x);
@@ -270,6 +286,7 @@ void ngi_check_kernel_cgroup(ngi_doctor_ctx *x);
 void ngi_check_kernel_cpus(ngi_doctor_ctx *x);
 void ngi_check_memory_nodes(ngi_doctor_ctx *x);
 void ngi_check_cache(ngi_doctor_ctx *x);
+void ngi_check_governor(ngi_doctor_ctx *x);
 
 /* ---- doctor.c ---- */
 

@@ -42,6 +42,7 @@ typedef struct ngi_gres_rec {
     char *cores;             /**< Cores= (else CPUs=) as written, or NULL */
     const char *cores_key;   /**< "Cores" or "CPUs" (static) */
     unsigned line;           /**< its (first) line in the file */
+    char type[64];           /**< Type= as written ("" = none; doctor compares it) */
 } ngi_gres_rec;
 
 /** Read gres.conf @p path (the library's regular-file reader: a final

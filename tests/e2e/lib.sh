@@ -31,6 +31,18 @@ start() {
 # doctor_prereqs: what the doctor suites (t-doctor, t-doctor-sites) need
 # before they start: the CLI, root (mknod for the fake device files), the
 # plugin and the real slurmd; sets PLUGIN and adds /usr/sbin to PATH.
+# tagged_left TAG: the processes with NG_TEST_TAG=TAG in their environment
+# (set only on what the suite itself starts; inherited by everything those
+# start, a setsid() child included): what the suite left running, never
+# another suite's processes of the same name.
+tagged_left() {
+    n=0
+    for d in /proc/[0-9]*; do
+        tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "NG_TEST_TAG=$1" && n=$((n + 1))
+    done
+    echo "$n"
+}
+
 doctor_prereqs() {
     [ -x "$NG" ] || skip_all "$NG not built"
     [ "$(id -u)" -eq 0 ] || skip_all "needs root (mknod for the fake device files)"

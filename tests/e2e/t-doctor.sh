@@ -59,7 +59,7 @@ expect() {  # expect ID LINE DESC
 baseline
 doctor
 is "$rc" 0 "healthy node: exit 0"
-like "$out" "^27 checks: 27 OK, 0 WARN, 0 FAIL$" "healthy node: 27 checks, all OK"
+like "$out" "^28 checks: 28 OK, 0 WARN, 0 FAIL$" "healthy node: 28 checks, all OK"
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | grep -E "^(WARN|FAIL)" | sed 's/^/#   /'
 expect gpu.nvidia_smi "OK   gpu.nvidia_smi: nvidia-smi agrees: 4 GPUs, their bus ids and minors, CPU and NUMA affinity match the kernel and hwloc" \
     "nvidia-smi -q and topo -m that agree with sysfs: OK"
@@ -94,15 +94,14 @@ expect gpu.nvidia_smi "FAIL gpu.nvidia_smi: nvidia-smi topo -m: GPU1 (0000:5f:00
     "nvidia-smi topo -m that disagrees with sysfs: FAIL naming both views"
 baseline
 t0=$(date +%s)
-out=$(PATH="$BIN:$PATH" NG_FAKE_SMI_HANG=1 "$NG" doctor --slurm-conf "$E/slurm.conf" --node xe1 \
+out=$(PATH="$BIN:$PATH" NG_FAKE_SMI_HANG=1 NG_TEST_TAG=$W "$NG" doctor --slurm-conf "$E/slurm.conf" --node xe1 \
     --fsroot "$R" --gres-conf "$E/gres.plugin.conf" --topology "$XE" --timeout 2 2>&1)
 rc=$? t1=$(date +%s)
 is "$rc" 0 "an nvidia-smi that never answers: exit 0 (WARN)"
 ok "$([ $((t1 - t0)) -le 6 ]; echo $?)" "an nvidia-smi that never answers: doctor done in $((t1 - t0)) s (limit 2 s, the tool run once)"
 expect gpu.nvidia_smi "WARN gpu.nvidia_smi: nvidia-smi -q: did not answer within 2 s (killed with its process group) | placement: the driver's own view of the GPUs could not be compared (a driver that hangs nvidia-smi hangs CUDA jobs too) | fix: check the driver: dmesg, nvidia-smi by hand, nvidia-bug-report.sh" \
     "a hung nvidia-smi: WARN, killed"
-left=$(for d in /proc/[0-9]*; do { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null; echo; done |
-    grep -c '^sleep 3600 $')
+left=$(tagged_left "$W")
 is "$left" 0 "nothing of the hung nvidia-smi is left running"
 rm -rf "$R/proc/driver/nvidia/gpus/0000:cb:00.0"
 doctor
@@ -268,12 +267,12 @@ d = json.load(sys.stdin)
 c = {x["id"]: x for x in d["checks"]}
 g = c["slurm.gres_devices"]
 ev = {e["key"]: e["value"] for e in c["slurm.gres_devices"]["evidence"]}
-ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 27 and
+ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 28 and
       g["status"] == "FAIL" and g["group"] == "slurm" and "nvidia9" in g["finding"] and
       g["fix"] and ev.get(sys.argv[1] + "/dev/nvidia1") == "0000:4e:00.0" and
       all(x["status"] in ("OK", "WARN", "FAIL") for x in d["checks"]) and
       {"key": "node", "value": "xe1"} in d["inputs"])
-print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (27 checks, gres_devices FAIL with the bus id of each device file)")
+print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (28 checks, gres_devices FAIL with the bus id of each device file)")
 ' "$R" >"$W/json.tap" 2>&1 || echo "not ok - --json: not valid JSON" >>"$W/json.tap"
 emit "$W/json.tap"
 "$NG" doctor --timeout 0 >/dev/null 2>"$W/err"

@@ -95,6 +95,13 @@ typedef struct ng_doctor_options {
      *  with under a second left, a tool is not started and its check says
      *  so. */
     unsigned deadline_ms;
+    /** 1: judged for a health check (--health): a tool that does not
+     *  answer within its limit (a hung driver, NVML or slurmd) is a FAIL
+     *  naming the tool, so the node is drained; 0: a WARN. */
+    int health;
+    /** The governor library (--omp-guard=adaptive) to check; NULL: the
+     *  installed one the plugin adds (ng_omp_preload_path()). */
+    const char *omp_preload;
 } ng_doctor_options;
 
 /** Opaque: the checks of one run, in a fixed order. */
