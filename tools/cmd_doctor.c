@@ -5,7 +5,10 @@
  * FAILs, 1 when something does, 2 on bad usage. Read-only. */
 #include "cli.h"
 
+#include <dlfcn.h>
 #include <getopt.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define USAGE                                                                              \
@@ -112,6 +115,41 @@ static void print_health(const ng_doctor_report *r)
     }
 }
 
+/* --omp-probe (not in the usage: doctor runs it for plugin.governor with
+ * the governor and libgomp preloaded): one parallel region of 2 threads
+ * through whatever GOMP_parallel the global scope has (the governor's,
+ * which passes it on to libgomp). Exit 4 when there is none. */
+static void probe_region(void *arg)
+{
+    atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+static int omp_probe(void)
+{
+    typedef void (*gomp_parallel_fn)(void (*)(void *), void *, unsigned, unsigned);
+    static atomic_uint threads;
+    gomp_parallel_fn par;
+    void *sym = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    if (!sym) {
+        printf("no GOMP_parallel in the process (libgomp.so.1 not installed?)\n");
+        return 4;
+    }
+    /* The governor must be the one answering: the first LD_PRELOAD word. */
+    const char *pre = getenv("LD_PRELOAD");
+    Dl_info where;
+    size_t n = pre ? strcspn(pre, " :") : 0;
+    if (!dladdr(sym, &where) || !where.dli_fname || strlen(where.dli_fname) != n ||
+        strncmp(where.dli_fname, pre, n) != 0) {
+        printf("is not in effect: GOMP_parallel is %s's\n",
+               where.dli_fname ? where.dli_fname : "?");
+        return 3;
+    }
+    memcpy(&par, &sym, sizeof par);
+    par(probe_region, &threads, 2, 0);
+    printf("ran an OpenMP region of %u threads\n", (unsigned)atomic_load(&threads));
+    return atomic_load(&threads) ? 0 : 5;
+}
+
 static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
 {
     static const struct option longopts[] = {
@@ -122,6 +160,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         {"timeout", required_argument, NULL, 'T'},  {"topology", required_argument, NULL, 't'},
         {"deadline", required_argument, NULL, 'D'}, {"governor", required_argument, NULL, 'G'},
         {"fsroot", required_argument, NULL, 'r'},   {"help", no_argument, NULL, 'h'},
+        {"omp-probe", no_argument, NULL, 'O'},
         {NULL, 0, NULL, 0}};
     int ch;
     long secs;
@@ -139,6 +178,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
         case 't': o->topology = optarg; break;
         case 'r': o->fsroot = optarg; break;
         case 'G': o->omp_preload = optarg; break;
+        case 'O': return omp_probe();
         case 'T':
             if ((secs = ng_parse_uint(optarg, 600)) < 1)
                 return cli_error(2, "doctor: --timeout: invalid value '%.32s' (whole seconds "
@@ -166,6 +206,7 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
 int cmd_doctor(int argc, char **argv)
 {
     ng_doctor_options o = {0};
+    o.omp_probe = "/proc/self/exe";   /* this CLI runs plugin.governor's region */
     ng_doctor_report *r = NULL;
     char err[512];
     int mode = 0, rc = parse(argc, argv, &o, &mode);

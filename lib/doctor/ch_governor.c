@@ -29,14 +29,22 @@ static int configured(const ngi_doctor_ctx *x)
            g.mode == NG_OMP_ADAPTIVE;
 }
 
-/* Not trusted (or absent): what the plugin will do, said as a WARN. */
+/* Why the governor is not used: absent, refused by the plugin's rule, or
+ * not in effect once preloaded. What the plugin will do, as a WARN. */
+enum { GOV_ABSENT, GOV_REFUSED, GOV_INERT };
+
 static void refused(ngi_doctor_ctx *x, ng_doctor_check *c, const char *path, const char *why,
-                    int present, int conf)
+                    int kind, int conf)
 {
+    static const char *const said[] = {"is not installed", "is refused by the plugin's rule",
+                                       "is not in effect when preloaded"};
     char fix[PATH_MAX + 200];
-    if (present)
+    if (kind == GOV_REFUSED)
         snprintf(fix, sizeof fix, "install it as root's: chown root:root %s; chmod 644 %s (and "
                  "no directory above it writable by others), or make install", path, path);
+    else if (kind == GOV_INERT)
+        snprintf(fix, sizeof fix, "reinstall the libnumaguard-omp.so built with this numaguard "
+                 "at %s (make install)", path);
     else
         snprintf(fix, sizeof fix, "install it (make install puts it at %s)%s", path,
                  conf ? ", or drop default_omp_guard=adaptive from plugstack.conf" : "");
@@ -45,8 +53,7 @@ static void refused(ngi_doctor_ctx *x, ng_doctor_check *c, const char *path, con
                               "without the governor: its OpenMP teams are not shared among the "
                               "task's cores"
                             : "a job asking --omp-guard=adaptive warns and runs without it",
-                       fix, "the governor %s %s: %s%s", path,
-                       present ? "is refused by the plugin's rule" : "is not installed", why,
+                       fix, "the governor %s %s: %s%s", path, said[kind], why,
                        conf ? " (plugstack.conf: default_omp_guard=adaptive)" : "");
 }
 
@@ -66,15 +73,23 @@ void ngi_check_governor(ngi_doctor_ctx *x)
         return;
     }
     if (ng_omp_preload_trusted(path, why, sizeof why) < 0) {
-        refused(x, c, path, why, present, conf);
+        refused(x, c, path, why, present ? GOV_REFUSED : GOV_ABSENT, conf);
         ngi_doctor_end(x->r, c, "-");
         return;
     }
     const ngi_cmd *res = ngi_doctor_tool(x, NGI_TOOL_GOVERNOR);
     const char *out = res && res->out ? res->out : "";
+    /* The loader's own complaint, if any, is the first line; else the
+     * probe's. */
     snprintf(what, sizeof what, "%.*s", (int)strcspn(out, "\n"), out);
     if (res && !res->timed_out && res->exit_status == 3)
-        refused(x, c, path, what, 1, conf);
+        refused(x, c, path, what, GOV_INERT, conf);
+    else if (res && !res->timed_out && res->exit_status == 4)
+        ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
+                           "OpenMP programs that bring their own runtime still work with it; "
+                           "it was not tried here",
+                           "install libgomp (libgomp1) to have the governor tried",
+                           "the governor %s loads, but %s", path, what);
     else if (!ngi_doctor_tool_ok(x, NGI_TOOL_GOVERNOR)) {
         char how[200];
         ngi_doctor_tool_describe(x, NGI_TOOL_GOVERNOR, how, sizeof how);
@@ -86,5 +101,5 @@ void ngi_check_governor(ngi_doctor_ctx *x)
                            "the governor %s, loaded with libgomp into a test process: %s%s%s",
                            path, how, what[0] ? ": " : "", what);
     }
-    ngi_doctor_end(x->r, c, "the governor %s is root's and %s", path, what);
+    ngi_doctor_end(x->r, c, "the governor %s is root's; preloaded with libgomp it %s", path, what);
 }

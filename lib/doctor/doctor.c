@@ -244,6 +244,7 @@ int ngi_doctor_run_sys(const ngi_sys_ops *sys, ng_doctor_report **out,
     x->deadline_ms = o->deadline_ms ? o->deadline_ms : DEFAULT_DEADLINE_MS;
     x->deadline = ngi_doctor_now_ms() + x->deadline_ms;
     x->health = o->health;
+    x->omp_probe = o->omp_probe && *o->omp_probe ? o->omp_probe : NULL;
     x->omp_preload = o->omp_preload && *o->omp_preload ? o->omp_preload : ng_omp_preload_path();
     node_name(x, o->node_name);
     resolve_inputs(x, o);

@@ -13,7 +13,6 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,41 +64,31 @@ static int nvml_child(int fd, void *arg)
 
 /* ---- the governor (ch_governor.c), in a child process ---- */
 
-typedef void (*region_fn)(void *);
-typedef void (*gomp_parallel_fn)(region_fn, void *, unsigned, unsigned);
-
-static void region(void *arg)
-{
-    atomic_fetch_add((atomic_uint *)arg, 1);
-}
-
-/* In the child: the governor, then libgomp, then one region of (at most)
- * 2 threads through the governor's GOMP_parallel. Exit 3: it does not
- * load; 4: no GOMP_parallel; 5: the region ran no thread. */
+/* In the child: with a probe program (the CLI's `numaguard doctor
+ * --omp-probe`), exec it with the governor and libgomp preloaded, as a
+ * task gets them (the governor first in the global scope, libgomp after
+ * it): it runs one parallel region through the governor and says how
+ * many threads ran it. Without one (a program of its own calling the
+ * library), the governor is only dlopen()ed. Exit 3: it does not load. */
 static int governor_child(int fd, void *arg)
 {
-    static atomic_uint threads;
-    gomp_parallel_fn par;
-    setenv("NUMAGUARD_OMP_CORES", "2", 1);
-    void *g = dlopen((const char *)arg, RTLD_NOW | RTLD_GLOBAL);
-    if (!g) {
+    const ngi_doctor_ctx *x = arg;
+    char pre[PATH_MAX + 32];
+    if (x->omp_probe) {
+        char *argv[] = {(char *)x->omp_probe, (char *)"doctor", (char *)"--omp-probe", NULL};
+        snprintf(pre, sizeof pre, "%s libgomp.so.1", x->omp_preload);
+        setenv("LD_PRELOAD", pre, 1);
+        setenv("NUMAGUARD_OMP_CORES", "2", 1);
+        execv(x->omp_probe, argv);
+        dprintf(fd, "cannot run %s\n", x->omp_probe);
+        return 126;
+    }
+    if (!dlopen(x->omp_preload, RTLD_NOW | RTLD_LOCAL)) {
         dprintf(fd, "does not load: %s\n", dlerror());
         return 3;
     }
-    if (!dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL)) {
-        dprintf(fd, "loads (libgomp.so.1 is not installed: no region run)\n");
-        return 0;
-    }
-    void *sym = dlsym(g, "GOMP_parallel");
-    if (!sym) {
-        dprintf(fd, "loads but defines no GOMP_parallel (not the governor?)\n");
-        return 4;
-    }
-    memcpy(&par, &sym, sizeof par);
-    par(region, &threads, 2, 0);
-    dprintf(fd, "loads and ran an OpenMP region of %u threads through it\n",
-            (unsigned)atomic_load(&threads));
-    return atomic_load(&threads) ? 0 : 5;
+    dprintf(fd, "loads (no OpenMP region run: no probe program)\n");
+    return 0;
 }
 
 /* ---- the table ---- */
@@ -160,7 +149,7 @@ static void launch(ngi_doctor_ctx *x, ngi_tool_id id, unsigned limit)
     if (id == NGI_TOOL_NVML)
         ngi_run_child(nvml_child, NULL, limit, defs[id].out_max, res);
     else if (id == NGI_TOOL_GOVERNOR)
-        ngi_run_child(governor_child, (void *)x->omp_preload, limit, defs[id].out_max, res);
+        ngi_run_child(governor_child, x, limit, defs[id].out_max, res);
     else
         ngi_run_bounded(argv[id], limit, defs[id].out_max, res);
 }

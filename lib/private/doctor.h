@@ -192,6 +192,7 @@ typedef struct ngi_doctor_ctx {
     unsigned long long deadline;   /**< when it ends (monotonic ms) */
     int health;                    /**< a health check: a hung tool is a FAIL */
     const char *omp_preload;       /**< the governor library judged */
+    const char *omp_probe;         /**< the program running one region under it, or NULL */
     const char *cause;             /**< the root-cause check that failed, or NULL */
     char cause_what[320];          /**< its finding, short */
     ngi_tool_run tools[NGI_TOOL_COUNT];

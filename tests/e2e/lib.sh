@@ -36,11 +36,7 @@ start() {
 # start, a setsid() child included): what the suite left running, never
 # another suite's processes of the same name.
 tagged_left() {
-    n=0
-    for d in /proc/[0-9]*; do
-        tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "NG_TEST_TAG=$1" && n=$((n + 1))
-    done
-    echo "$n"
+    grep -lzxF "NG_TEST_TAG=$1" /proc/[0-9]*/environ 2>/dev/null | grep -vc "^/proc/$$/"
 }
 
 doctor_prereqs() {

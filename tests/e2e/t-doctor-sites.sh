@@ -218,4 +218,30 @@ like "$(line_of slurm.slurmd_gres)" "^WARN slurm.slurmd_gres: slurmd -G -N xe1: 
     "slurmd -G: stopped by the whole run's limit"
 like "$(line_of plugin.release)" "^(OK   plugin.release: release not compared: slurmd -V not run: doctor's whole-run limit|WARN plugin.release: cannot tell this node's Slurm release \\(slurmd -V: did not answer)" \
     "slurmd -V: not run (the run's limit: said, no spurious WARN) or its own hang named"
+
+# --- a hung tool is a FAIL in a health check (--health), the tool named ------------
+site deepops
+out=$(PATH="$BIN:$PATH" NG_FAKE_SMI_DIR=$SMI NG_FAKE_SMI_HANG=1 NG_TEST_TAG=$W/health "$NG" doctor \
+    --health --slurm-conf "$E/slurm.conf" --node xe1 --fsroot "$R" --gres-conf "$E/gres.plugin.conf" \
+    --topology "$XE" --timeout 2 2>&1)
+rc=$?
+is "$rc|$out" "1|numaguard doctor: gpu.nvidia_smi: nvidia-smi -q: did not answer within 2 s (killed with its process group)" \
+    "--health with a hung nvidia-smi: FAIL naming the tool (the drain reason)"
+
+# --- doctor SIGKILLed while a tool hangs: alone, and its whole process group -----
+# (setsid: doctor leads its own group, as under a supervisor); every tool
+# hangs, nvidia-smi with a setsid() child of its own.
+for how in alone group; do
+    tag=$W/kill-$how
+    PATH="$BIN:/usr/bin:/bin" NG_FAKE_SMI_HANG=setsid NG_TEST_TAG=$tag setsid "$NG" doctor \
+        --slurm-conf "$E/slurm.conf" --node xe1 --fsroot "$R" --gres-conf "$E/gres.plugin.conf" \
+        --topology "$XE" --timeout 60 --deadline 120 >/dev/null 2>&1 &
+    pid=$!
+    for i in $(seq 100); do [ "$(tagged_left "$tag")" -ge 4 ] && break; sleep 0.1; done
+    started=$(tagged_left "$tag")
+    if [ $how = alone ]; then kill -9 "$pid"; else kill -9 "-$pid"; fi   # dash: no "--"
+    wait "$pid" 2>/dev/null
+    for i in $(seq 50); do [ "$(tagged_left "$tag")" -eq 0 ] && break; sleep 0.1; done
+    is "$(tagged_left "$tag")" 0 "doctor SIGKILLed ($how) with nvidia-smi hung ($started processes of its run): nothing of it left"
+done
 done_testing

@@ -102,6 +102,11 @@ typedef struct ng_doctor_options {
     /** The governor library (--omp-guard=adaptive) to check; NULL: the
      *  installed one the plugin adds (ng_omp_preload_path()). */
     const char *omp_preload;
+    /** A program that, run as `PROGRAM doctor --omp-probe` with the
+     *  governor and libgomp in LD_PRELOAD, runs one OpenMP region and
+     *  prints "ran an OpenMP region of N threads" (the CLI passes itself);
+     *  NULL: the governor is only loaded (dlopen), no region is run. */
+    const char *omp_probe;
 } ng_doctor_options;
 
 /** Opaque: the checks of one run, in a fixed order. */
