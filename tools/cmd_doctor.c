@@ -140,7 +140,7 @@ static int omp_probe(void)
     size_t n = pre ? strcspn(pre, " :") : 0;
     if (!dladdr(sym, &where) || !where.dli_fname || strlen(where.dli_fname) != n ||
         strncmp(where.dli_fname, pre, n) != 0) {
-        printf("is not in effect: GOMP_parallel is %s's\n",
+        printf("GOMP_parallel in the process is %s's\n",
                where.dli_fname ? where.dli_fname : "?");
         return 3;
     }

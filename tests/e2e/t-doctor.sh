@@ -289,4 +289,34 @@ out=$("$NG" doctor 2>&1)
 rc=$?
 like "$out" "^[0-9]+ checks: [0-9]+ OK, [0-9]+ WARN, [0-9]+ FAIL$" "this machine: doctor runs every check"
 diag "this machine: exit $rc, $(printf '%s\n' "$out" | tail -1)"
+# --- the OpenMP governor (plugin.governor) ---------------------------------------
+. tests/lib/governor.sh
+baseline
+printf 'required %s topology_cache=off default_omp_guard=adaptive\n' "$PLUGIN" >"$E/plugstack.conf"
+doctor --governor "$W/none/libnumaguard-omp.so"
+is "$rc" 0 "default_omp_guard=adaptive without the governor: a WARN, exit 0 (the health check does not drain)"
+expect plugin.governor "WARN plugin.governor: the governor $W/none/libnumaguard-omp.so is not installed: No such file or directory (plugstack.conf: default_omp_guard=adaptive) | placement: every task of the default --omp-guard=adaptive warns and runs without the governor: its OpenMP teams are not shared among the task's cores | fix: install it (make install puts it at $W/none/libnumaguard-omp.so), or drop default_omp_guard=adaptive from plugstack.conf" \
+    "configured, not installed: WARN, what each task then does"
+G=$(ng_stage_governor "$BUILD")
+D=$(mktemp -d /run/ng-doctor-gov.XXXXXX 2>/dev/null) && chmod 755 "$D"
+if [ -n "$G" ] && [ -f "$G/libnumaguard-omp.so" ] && [ -n "$D" ] && ng_trusted_path "$D"; then
+    doctor --governor "$G/libnumaguard-omp.so"
+    expect plugin.governor "OK   plugin.governor: the governor $G/libnumaguard-omp.so is root's; preloaded with libgomp it ran an OpenMP region of 2 threads" \
+        "the build's governor, root's: it loads and runs a region"
+    printf 'int ng_not_the_governor;\n' | cc -shared -fPIC -o "$D/other.so" -x c -
+    doctor --governor "$D/other.so"
+    like "$(line_of plugin.governor)" "^WARN plugin.governor: the governor $D/other.so is not in effect when preloaded: GOMP_parallel in the process is [^ ]*libgomp[^ ]*'s \\(plugstack.conf: default_omp_guard=adaptive\\) .*fix: reinstall the libnumaguard-omp.so built with this numaguard at $D/other.so \\(make install\\)$" \
+        "a library that is not the governor: WARN, not in effect (libgomp answers)"
+    cp "$G/libnumaguard-omp.so" "$D/libnumaguard-omp.so"
+    chown 65534 "$D/libnumaguard-omp.so"
+    doctor --governor "$D/libnumaguard-omp.so"
+    like "$(line_of plugin.governor)" "^WARN plugin.governor: the governor $D/libnumaguard-omp.so is refused by the plugin's rule: not owned by root, or writable by others .*fix: install it as root's: chown root:root" \
+        "not root's: WARN, the plugin's rule quoted, the fix"
+else
+    skip 3 "no directory root's alone to stage the governor in"
+fi
+# a staged copy (not the build tree itself) is removed
+[ -z "$G" ] || [ "$G" = "$(cd "$BUILD" && pwd)" ] || rm -rf "$G"
+[ -z "$D" ] || rm -rf "$D"
+
 done_testing
