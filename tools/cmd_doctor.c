@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define USAGE                                                                              \
     "usage: numaguard doctor [--json | --health] [--slurm-conf FILE] [--gres-conf FILE]\n" \
@@ -206,7 +207,14 @@ static int parse(int argc, char **argv, ng_doctor_options *o, int *mode)
 int cmd_doctor(int argc, char **argv)
 {
     ng_doctor_options o = {0};
-    o.omp_probe = "/proc/self/exe";   /* this CLI runs plugin.governor's region */
+    /* This CLI runs plugin.governor's region: its own path (readlink, as
+     * valgrind reports the client's, not its own launcher's). */
+    static char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl > 0) {
+        self[sl] = '\0';
+        o.omp_probe = self;
+    }
     ng_doctor_report *r = NULL;
     char err[512];
     int mode = 0, rc = parse(argc, argv, &o, &mode);
