@@ -53,7 +53,8 @@ static void compare_hardware(ngi_doctor_ctx *x, ng_doctor_check *c)
                            want, have);
 }
 
-/* 1 when the comma list @p list names @p word (case-insensitive). */
+/* 1 when the comma list @p list names @p word exactly (case-insensitive):
+ * GresTypes=, and TaskPlugin= once normalised. */
 static int list_has(const char *list, const char *word)
 {
     size_t k = strlen(word);
@@ -150,18 +151,6 @@ static void task_plugin(const ngi_doctor_ctx *x, char *tp, size_t len, char *nor
     }
 }
 
-/* 1 when the normalised list @p norm holds plugin @p name exactly. */
-static int has_plugin(const char *norm, const char *name)
-{
-    size_t k = strlen(name);
-    for (const char *p = norm; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == k && !strncasecmp(p, name, k))
-            return 1;
-        p += n + (p[n] == ',');
-    }
-    return 0;
-}
 
 void ngi_check_task_plugin(ngi_doctor_ctx *x)
 {
@@ -175,7 +164,7 @@ void ngi_check_task_plugin(ngi_doctor_ctx *x)
     snprintf(shown, sizeof shown, "%s%s%s%s", tp, strcmp(tp, norm) ? " (" : "",
              strcmp(tp, norm) ? norm : "", strcmp(tp, norm) ? ")" : "");
     ngi_doctor_fact(c, "TaskPlugin", "%s", shown);
-    if (!has_plugin(norm, "task/cgroup") && !has_plugin(norm, "task/affinity"))
+    if (!list_has(norm, "task/cgroup") && !list_has(norm, "task/affinity"))
         ngi_doctor_problem(x->r, c, NG_CHECK_WARN,
                            "Slurm confines no step: numaguard plans inside slurmstepd's "
                            "affinity, which is then the whole node, so the steps of two jobs "
@@ -184,7 +173,7 @@ void ngi_check_task_plugin(ngi_doctor_ctx *x)
                            "cgroup.conf",
                            "TaskPlugin=%s binds and confines nothing", shown);
     ngi_doctor_end(x->r, c, "TaskPlugin=%s%s", shown,
-                   has_plugin(norm, "task/cgroup") ? ": steps get their own cpuset"
+                   list_has(norm, "task/cgroup") ? ": steps get their own cpuset"
                                                    : ": tasks bound, steps not confined by a "
                                                      "cgroup");
 }
@@ -233,7 +222,7 @@ void ngi_check_cgroup_conf(ngi_doctor_ctx *x)
         return;
     }
     task_plugin(x, tp, sizeof tp, norm, sizeof norm);
-    if (!has_plugin(norm, "task/cgroup")) {
+    if (!list_has(norm, "task/cgroup")) {
         ngi_doctor_end(x->r, c, "TaskPlugin has no task/cgroup: cgroup.conf's ConstrainCores "
                        "and ConstrainDevices do not apply");
         return;
