@@ -137,7 +137,7 @@ if command -v bwrap >/dev/null 2>&1; then
         exec bwrap --bind "$r" / --proc /proc --dev /dev --ro-bind "$b" /ngt --ro-bind "$g" "$g" --clearenv "$@" /ngt/probe.sh' "$ROOT" "$CT/bin" "$GDIR"
     same_place bwrap-setenv; same_vars bwrap-setenv; governed bwrap-setenv
 else
-    skip 18 "bubblewrap not installed (apt-get install bubblewrap)"
+    skip 16 "bubblewrap not installed (apt-get install bubblewrap)"
 fi
 
 # --- Charliecloud ---
@@ -157,7 +157,80 @@ if command -v ch-run >/dev/null 2>&1; then
         "$NGT_OUT/chenv" "$CT/bin" "$GDIR" "$ROOT"
     same_place chrun-setenv; same_vars chrun-setenv; governed chrun-setenv
 else
-    skip 18 "Charliecloud not installed (apt-get install charliecloud-runtime)"
+    skip 16 "Charliecloud not installed (apt-get install charliecloud-runtime)"
+fi
+# --- rootless Podman (runc), as a test user with subordinate ids ---
+# The user (numaguard-ct, a system account with 65536 subordinate ids) is
+# made once; the image is imported once into its storage (podman import of
+# the same debootstrap tree; a registry is never asked).
+PU=numaguard-ct
+podman_ready() {
+    command -v podman >/dev/null 2>&1 || { echo "podman not installed (apt-get install podman uidmap runc)"; return 1; }
+    command -v newuidmap >/dev/null 2>&1 || { echo "no newuidmap (apt-get install uidmap)"; return 1; }
+    command -v runc >/dev/null 2>&1 || { echo "no runc (apt-get install runc)"; return 1; }
+    id -u "$PU" >/dev/null 2>&1 ||
+        useradd --system --home-dir "/var/lib/$PU" --create-home --shell /usr/sbin/nologin "$PU" ||
+        { echo "cannot make the test user $PU"; return 1; }
+    grep -q "^$PU:" /etc/subuid || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$PU" ||
+        { echo "cannot give $PU subordinate ids (usermod --add-subuids)"; return 1; }
+    PUID=$(id -u "$PU") PGID=$(id -g "$PU") XRD=/run/user/$(id -u "$PU")
+    mkdir -p "$XRD" && chown "$PUID:$PGID" "$XRD" && chmod 700 "$XRD"
+    PIMG=localhost/numaguard-ct:$REL
+    as_pu podman image exists "$PIMG" 2>/dev/null && return 0
+    tar -C "$IMG" --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' -cf - . |
+        as_pu podman import - "$PIMG" >/dev/null 2>"$NGT_OUT/podman-import.err" ||
+        { echo "podman import as $PU failed: $(tail -1 "$NGT_OUT/podman-import.err")"; return 1; }
+}
+as_pu() {
+    (cd /tmp && setpriv --reuid="$PUID" --regid="$PGID" --init-groups env HOME="/var/lib/$PU" USER="$PU" \
+        XDG_RUNTIME_DIR="$XRD" "$@")
+}
+# prun NAME PODMAN-ARGS...: the probe in podman, srun as the test user.
+prun() {
+    local name=$1
+    shift
+    ngc_wait_idle 10
+    as_pu timeout -k 5 "$NGC_SRUN_TIMEOUT" srun "${ARGS[@]}" podman --runtime runc run --rm --network=host \
+        -v "$CT/bin:/ngt:ro" "$@" "$PIMG" /ngt/probe.sh >"$NGT_OUT/$name" 2>"$NGT_OUT/$name.err"
+}
+if podman_ready >"$NGT_OUT/podman-why"; then
+    prun podman -v "$GDIR:$GDIR:ro" --env-host
+    same_place podman; same_vars podman; governed podman
+    prun podman-nobind --env-host
+    same_place podman-nobind; hinted podman-nobind podman "-v $GDIR:$GDIR:ro"
+    prun podman-noenv -v "$GDIR:$GDIR:ro"
+    same_place podman-noenv
+    is "$(vars podman-noenv 0)/$(f podman-noenv 0 gov)" "$UNSET/0" "podman without --env-host: no variable, no governor inside"
+    like "$(cat "$NGT_OUT/podman-noenv.err")" "podman passes none of the task's variables: add --env-host" \
+        "podman without --env-host: the hint names --env-host and -e NAME"
+else
+    skip 12 "$(cat "$NGT_OUT/podman-why")"
+fi
+
+# --- check on a containerised task: processes, caps, the governor mapped ---
+# A shell starts bwrap (so the plugin cannot tell a container starts): the
+# governor goes into LD_PRELOAD but its directory is not inside.
+if command -v bwrap >/dev/null 2>&1; then
+    ngc_wait_idle 10
+    (cd "$NGT_OUT" && ngc_srun -n1 -c1 --numa-policy=local --omp-guard=adaptive sh -c \
+        'exec bwrap --bind "$0" / --proc /proc --dev /dev --ro-bind "$1" /ngt /ngt/omp_teams 1 100000 long 1' \
+        "$ROOT" "$CT/bin" >"$NGT_OUT/ck" 2>"$NGT_OUT/ck.err") &
+    spid=$!
+    job=
+    for _ in $(seq 50); do
+        job=$(squeue -h -o %A -t R 2>/dev/null | head -1)
+        [ -n "$job" ] && pgrep -f "^/ngt/omp_teams" >/dev/null && break
+        sleep 0.2
+    done
+    "$NGT_CLI" check --job "$job" --local --json >"$NGT_OUT/ck.json" 2>"$NGT_OUT/ck.jerr"
+    is "$(python3 -c 'import json,sys; ps=json.load(open(sys.argv[1]))["processes"]; p=[p for p in ps if p["comm"]=="omp_teams"][0]; print(p["cpus"], p["thread_caps"].split()[0], any(w.startswith("governor promised but not loaded") for w in p["warnings"]))' "$NGT_OUT/ck.json" 2>&1)" \
+        "$(f bare 0 affinity) OMP_NUM_THREADS=1 True" \
+        "check --job: the task inside bwrap seen (its CPUs, OMP_NUM_THREADS=1) and 'governor promised but not loaded'"
+    like "$(cat "$NGT_OUT/ck.err")" "ld.so" "... (the ld.so error check explains)"
+    scancel "$job" 2>/dev/null
+    wait "$spid" 2>/dev/null
+else
+    skip 2 "bubblewrap not installed"
 fi
 cleanup_ct   # ngt_done clears the EXIT trap
 ngt_done
