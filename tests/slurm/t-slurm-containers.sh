@@ -207,6 +207,22 @@ else
     skip 12 "$(cat "$NGT_OUT/podman-why")"
 fi
 
+# --- Apptainer's channel (Apptainer is not in Debian 12 or 13) ---
+# Only the plugin's side: a command named apptainer gets numaguard's
+# variables copied to APPTAINERENV_<NAME>, which Apptainer passes in even
+# under --cleanenv (its documentation); the stand-in prints its environment.
+mkdir -p "$CT/fake" && printf '#!/bin/sh\nexec env\n' >"$CT/fake/apptainer" && chmod 755 "$CT/fake/apptainer"
+run apptainer "$CT/fake/apptainer" exec --cleanenv -B "$GDIR" img.sif ./app
+ae() { sed -n "s/^$1: $2=//p" "$NGT_OUT/apptainer"; }
+is "$(ae 0 APPTAINERENV_OMP_NUM_THREADS) $(ae 0 APPTAINERENV_NUMAGUARD_CPUS) $(ae 1 APPTAINERENV_NUMAGUARD_CPUS) $(ae 0 APPTAINERENV_LD_PRELOAD)" \
+    "$(ae 0 OMP_NUM_THREADS) $(ae 0 NUMAGUARD_CPUS) $(ae 1 NUMAGUARD_CPUS) $GOV" \
+    "apptainer: APPTAINERENV_ copies of the thread variables, NUMAGUARD_* (per task) and LD_PRELOAD"
+is "$(grep -c '^[01]: APPTAINERENV_PATH=' "$NGT_OUT/apptainer")/$(grep -c numaguard: "$NGT_OUT/apptainer.err")" "0/0" \
+    "apptainer: nothing else copied; bound with -B and the channel: no hint"
+run apptainer-nobind "$CT/fake/apptainer" exec img.sif ./app
+hinted_line=$(grep "numaguard: the task starts a container (apptainer)" "$NGT_OUT/apptainer-nobind.err")
+like "$hinted_line" "add -B $GDIR$" "apptainer without -B: the hint names -B DIR"
+
 # --- check on a containerised task: processes, caps, the governor mapped ---
 # A shell starts bwrap (so the plugin cannot tell a container starts): the
 # governor goes into LD_PRELOAD but its directory is not inside.
