@@ -355,6 +355,22 @@ phase_plugin() {
         eval '{ [ "$c0|$c1" = "$(node_cpus 0)|$(node_cpus 1)" ] || [ "$c0|$c1" = "$(node_cpus 1)|$(node_cpus 0)" ]; }'
 }
 
+# ---------------------------------------------------------------- container
+# A container the task starts (issue 36, docs/containers.md): the same
+# local run inside bubblewrap with its own user and mount namespaces. CPUs,
+# memory policy and pages must be those of the task's GPU node, rank 1's
+# on node 1: a policy lost on the way into the namespace would show there.
+phase_container() {
+    if [ ! -f "$PLUGIN" ] || [ -z "${SLURMD:-}" ]; then
+        notok "container phase needs Slurm and $PLUGIN"; return
+    fi
+    command -v bwrap >/dev/null 2>&1 || { ok "container: # SKIP bwrap not installed"; return; }
+    plugin_on
+    run ct -n 2 --gpus-per-task=1 --numa-policy=local --omp-guard \
+        bwrap --unshare-user --ro-bind / / --dev-bind /dev /dev
+    check_local_run ct "local, the task in bwrap (user namespace)" bind
+}
+
 # ---------------------------------------------------------------- cgroup
 # task/cgroup on cgroup v2 (issue 12): ConstrainCores=yes and
 # ConstrainDevices=yes (IgnoreSystemd=yes: no systemd here). Slurm then
