@@ -17,7 +17,9 @@
 # (omp_set_num_threads(2) held to 1) with the directory bound at the same
 # path; without it: one hint line for the node, no ld.so error, no
 # LD_PRELOAD and no NUMAGUARD_OMP_GOVERNOR (no silent "adaptive"); `check`
-# on a containerised task. About 40 s here (2 cores), plus the image once.
+# on a containerised task; pyxis's order of operations in both plugstack
+# orders (tests/slurm/fake_pyxis.c). About 30-50 s here (2 cores), plus the
+# image once (about 3 minutes).
 # Skips, each with its reason: no user namespaces, no image (debootstrap),
 # a runtime not installed (tests/install-deps.sh), no test user for Podman.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -222,6 +224,40 @@ is "$(grep -c '^[01]: APPTAINERENV_PATH=' "$NGT_OUT/apptainer")/$(grep -c numagu
 run apptainer-nobind "$CT/fake/apptainer" exec img.sif ./app
 hinted_line=$(grep "numaguard: the task starts a container (apptainer)" "$NGT_OUT/apptainer-nobind.err")
 like "$hinted_line" "add -B $GDIR$" "apptainer without -B: the hint names -B DIR"
+
+# --- pyxis's order of operations, both orders (tests/slurm/fake_pyxis.c) ---
+# pyxis and enroot are not packaged for Debian: a stand-in plugin starts
+# a "container" in user_init (a user namespace with host root unmapped, a
+# mount namespace whose root is the image, the probe and the governor's
+# directory bound in), and in task_init copies the image's ENV
+# (OMP_NUM_THREADS=8) into the task, overwriting, then joins them.
+FP=$NGT_BUILD/tests/fake_pyxis.so
+if [ -f "$FP" ]; then
+    PYX="required $FP root=$ROOT mount=$CT/bin:/ngt mount=$GDIR:$GDIR env=OMP_NUM_THREADS=8"
+    NGL="required $FSO test_omp_preload=$GOV"
+    printf '%s\n%s\n' "$PYX" "$NGL" >"$NGC_PLUGSTACK_CONF"
+    run pyxis-first /ngt/probe.sh
+    same_place pyxis-first
+    is "$(f pyxis-first 0 gov)/$(f pyxis-first 0 teams) $(f pyxis-first 1 gov)/$(f pyxis-first 1 teams) $(f pyxis-first 0 NUMAGUARD_OMP_GOVERNOR)" \
+        "1/1-1 1/1-1 $GOV" "numaguard after pyxis: the governor accepted inside the user namespace (by identity), mapped, teams of 1"
+    is "$(f pyxis-first 0 OMP_NUM_THREADS)" 8 "numaguard after pyxis: the image's OMP_NUM_THREADS=8 kept as a preset"
+    ngc_wait_idle 10
+    own=$(cd /tmp && ngc_srun -n1 stat -c %u "$GOV" 2>&1)
+    is "$own" 65534 "... where the governor's owner shows as nobody (the plain ownership check would refuse it)"
+    ARGS=(-l -n2 -c1 --numa-policy=local --omp-guard=adaptive,force)
+    run pyxis-first-force /ngt/probe.sh
+    is "$(f pyxis-first-force 0 OMP_NUM_THREADS)/$(f pyxis-first-force 0 gov)" "1/1" \
+        "numaguard after pyxis, --omp-guard=adaptive,force: the image's value replaced"
+    printf '%s\n%s\n' "$NGL" "$PYX" >"$NGC_PLUGSTACK_CONF"
+    run pyxis-last-force /ngt/probe.sh
+    same_place pyxis-last-force
+    is "$(f pyxis-last-force 0 OMP_NUM_THREADS) $(f pyxis-last-force 0 gov)/$(f pyxis-last-force 0 teams)" "8 1/1-1" \
+        "numaguard before pyxis: governor checked in the host and loaded, but the image's OMP_NUM_THREADS=8 wins even with force"
+    ARGS=(-l -n2 -c1 --numa-policy=local --omp-guard=adaptive)
+    printf '%s\n' "$NGC_PLUGSTACK" >"$NGC_PLUGSTACK_CONF"
+else
+    skip 8 "$FP not built (make tests; needs the Slurm headers)"
+fi
 
 # --- check on a containerised task: processes, caps, the governor mapped ---
 # A shell starts bwrap (so the plugin cannot tell a container starts): the
