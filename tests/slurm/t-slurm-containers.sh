@@ -177,7 +177,8 @@ podman_ready() {
         { echo "cannot give $PU subordinate ids (usermod --add-subuids)"; return 1; }
     PUID=$(id -u "$PU") PGID=$(id -g "$PU") XRD=/run/user/$(id -u "$PU")
     mkdir -p "$XRD" && chown "$PUID:$PGID" "$XRD" && chmod 700 "$XRD"
-    PIMG=localhost/numaguard-ct:$REL
+    # the tag follows the cached tree: a rebuilt image is imported again
+    PIMG=localhost/numaguard-ct:$REL-$(stat -c %Y "$IMG/.ng-bootstrap-done")
     as_pu podman image exists "$PIMG" 2>/dev/null && return 0
     tar -C "$IMG" --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' -cf - . |
         as_pu podman import - "$PIMG" >/dev/null 2>"$NGT_OUT/podman-import.err" ||
