@@ -199,4 +199,24 @@ static inline int ng_spank_topology_load(const ng_spank_conf *conf, ng_topology 
 #endif
 }
 
+/* ---- container.c: a task that starts a container ---- */
+
+/** What the task's command says about its container (lib's rules). */
+typedef struct ng_spank_container {
+    ng_container_view view;
+    const char *governor;   /**< the governor's path under adaptive, else NULL */
+    char skip[256];         /**< why the governor is not added ("" = added) */
+} ng_spank_container;
+
+/** In user_init (host namespaces): record the governor's identity. */
+void ng_spank_governor_identify(const ng_spank_conf *conf);
+/** The identity recorded (valid 0 when none). */
+const ng_file_id *ng_spank_governor_id(void);
+/** In task_init, before the apply: read the task's argv. */
+void ng_spank_container_view(spank_t sp, const ng_spank_conf *conf, const ng_step *step,
+                             ng_spank_container *c);
+/** After the apply: the runtime's env channel, and local task 0's hint. */
+void ng_spank_container_after(spank_t sp, const ng_spank_container *c, uint32_t local,
+                              int quiet);
+
 #endif

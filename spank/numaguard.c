@@ -404,6 +404,8 @@ int slurm_spank_user_init(spank_t sp, int argc, char **argv)
     in.node_name = stepd_node_name(node, sizeof node);
     g_step.user_cpu_bind = user_cpu_bind(sp);
     ng_step_plan(&g_step, &g_conf, &in);   /* failure recorded in g_step */
+    if (g_step.omp.mode == NG_OMP_ADAPTIVE)
+        ng_spank_governor_identify(&g_conf);   /* before pyxis's task_init */
     /* The admin's and the node's problems go to the slurmd log, once per
      * step (user_init runs once per step on each node). slurm_info, not
      * slurm_error: slurmstepd also copies errors to the user's srun. */
@@ -769,8 +771,11 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
     char err[512];
     task_ctx tc = {sp};
     ng_env_ops ops = {.is_set = env_is_set, .set = env_set, .ctx = &tc, .get = env_get};
+    ng_spank_container ct;
+    ng_spank_container_view(sp, &g_conf, &g_step, &ct);
     ng_apply_args args = {g_step.topo, t.plan, t.id, &g_step.policy, t.flags, &ops,
-                          ng_spank_omp_preload(&g_conf)};
+                          ng_spank_omp_preload(&g_conf), ng_spank_governor_id(),
+                          ct.skip[0] ? ct.skip : NULL};
     ng_apply_result res;
     int rc = ng_spank_apply_task(&g_conf, &args, &res, err, sizeof err);
     if (rc == 0 && (t.mismatch || (t.flags & NG_APPLY_KEEP_CPUS)) && t.have_real)
@@ -781,6 +786,7 @@ static int apply_in_task(spank_t sp, uint32_t local, int rank)
         task_say("numaguard: rank %d: warning: %s\n", rank, res.warning);
     if (rc == 0 && g_step.verbose)
         say_applied(&t, &res);
+    ng_spank_container_after(sp, &ct, local, g_step.quiet);
     ng_plan_free(t.own);
     return rc < 0 && g_step.strict ? -1 : 0;
 }

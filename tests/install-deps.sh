@@ -29,6 +29,11 @@
 # and render it with rsvg-convert (librsvg2-bin) and headless Chromium
 # (chromium: ~120 MB to download, ~15 s to install on a Debian 12 machine
 # with a near mirror): in the check set only.
+# The container suite (tests/slurm/t-slurm-containers.sh) runs bubblewrap,
+# Charliecloud's ch-run (charliecloud-runtime) and rootless Podman (podman,
+# runc, uidmap's newuidmap) on an image debootstrap makes (cached): in the
+# check set only (podman brings conmon, slirp4netns and the CNI/netavark
+# plugins with it).
 set -e
 demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
 check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
@@ -38,7 +43,8 @@ qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind libomp-dev
 python3-numpy libopenblas0-pthread libopenblas0-openmp
 openmpi-bin mpich
-libxml2-utils librsvg2-bin chromium"
+libxml2-utils librsvg2-bin chromium
+bubblewrap charliecloud-runtime podman runc uidmap debootstrap"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;

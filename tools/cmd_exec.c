@@ -404,7 +404,7 @@ static int place(exec_state *s, env_record *rec, char *err, size_t len)
         ng_env_ops ops = {env_is_set, env_set, rec, env_get};
         char preload[NG_MAX_ARG];
         ng_apply_args a = {s->topo, s->plan, s->plan_rank, &s->policy, apply_flags(s), &ops,
-                           governor_path(preload, sizeof preload)};
+                           governor_path(preload, sizeof preload), NULL, NULL};
         if (ng_apply_task_with(&a, &s->res, err, len) < 0)
             rc = 1;
         else if (!s->o.dry_run)

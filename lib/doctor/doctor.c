@@ -220,6 +220,7 @@ static const check_fn checks[] = {
     ngi_check_plugin_file,
     ngi_check_plugin_args,
     ngi_check_plugin_release,
+    ngi_check_pyxis,
     ngi_check_kernel_mempolicy,
     ngi_check_kernel_cgroup,
     ngi_check_kernel_cpus,

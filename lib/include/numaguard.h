@@ -69,6 +69,7 @@
 #include "numaguard/launcher.h"
 #include "numaguard/plan.h"
 #include "numaguard/task.h"
+#include "numaguard/container.h"
 #include "numaguard/inspect.h"
 #include "numaguard/draw.h"
 #include "numaguard/doctor.h"

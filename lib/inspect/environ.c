@@ -58,6 +58,9 @@ void ngi_environ_thread_caps(const char *blk, size_t len, ngi_proc *p)
         used += (size_t)w;
     }
     p->v.numaguard_started = ngi_env_block_get(blk, len, "NUMAGUARD_POLICY") != NULL;
+    /* The governor's promise (lib/task/preload.c), held against the maps. */
+    const char *gov = ngi_env_block_get(blk, len, "NUMAGUARD_OMP_GOVERNOR");
+    snprintf(p->v.omp_promised, sizeof p->v.omp_promised, "%s", gov ? gov : "");
 }
 
 /* The variables that choose a task's NICs (those --net-affinity sets,

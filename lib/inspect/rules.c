@@ -151,10 +151,24 @@ static void judge_threads(ng_proc_view *v)
     judge_caps(v);
 }
 
+/* --omp-guard=adaptive promised the governor (NUMAGUARD_OMP_GOVERNOR) and
+ * the process has its maps read but no governor in them: LD_PRELOAD did
+ * not load it (a container without its directory at that path, or a
+ * runtime that dropped LD_PRELOAD), so its teams are not governed. */
+static void judge_promise(ng_proc_view *v)
+{
+    if (!v->omp_promised[0] || v->omp_governed || !v->have_memory)
+        return;
+    ngi_note(&v->warnings, "governor promised but not loaded: NUMAGUARD_OMP_GOVERNOR=%s is not "
+             "mapped (a container without that directory at the same path, or without "
+             "LD_PRELOAD? docs/containers.md)", v->omp_promised);
+}
+
 void ngi_judge_proc(ngi_proc *p)
 {
     ng_proc_view *v = &p->v;
     judge_threads(v);
+    judge_promise(v);
     if (v->n_gpus && v->mem_bytes && !hwloc_bitmap_iszero(p->gpu_nodes) &&
         v->gpu_local_bytes * 2 < v->mem_bytes)
         ngi_note(&v->warnings, "most memory is not on the GPU's NUMA node(s)");

@@ -282,6 +282,8 @@ void ngi_check_plugstack(ngi_doctor_ctx *x);
 void ngi_check_plugin_file(ngi_doctor_ctx *x);
 void ngi_check_plugin_args(ngi_doctor_ctx *x);
 void ngi_check_plugin_release(ngi_doctor_ctx *x);
+/** ch_pyxis.c: pyxis and numaguard in plugstack.conf, in which order. */
+void ngi_check_pyxis(ngi_doctor_ctx *x);
 void ngi_check_kernel_mempolicy(ngi_doctor_ctx *x);
 void ngi_check_kernel_cgroup(ngi_doctor_ctx *x);
 void ngi_check_kernel_cpus(ngi_doctor_ctx *x);

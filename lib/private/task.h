@@ -56,11 +56,14 @@ int ngi_net_apply_env(const ng_net_env *env, unsigned n, const ng_env_ops *ops,
 
 /* ---- preload.c ---- */
 
-/** Append the governor library @p path (NULL: ng_omp_preload_path()) to
- *  the task's LD_PRELOAD when ng_omp_preload_trusted accepts it (else a
- *  warning in @p res); sets res->governor. -1 only when setting fails. */
-int ngi_preload_append(const char *path, const ng_env_ops *env, ng_apply_result *res,
-                       char *err, size_t errlen);
+/** Append the governor library a->omp_preload (NULL:
+ *  ng_omp_preload_path()) to the task's LD_PRELOAD when
+ *  ng_omp_preload_trusted_as accepts it with a->omp_preload_id and
+ *  a->omp_preload_skip is NULL (else a warning in @p res), and export
+ *  NUMAGUARD_OMP_GOVERNOR=its path (the promise `check` holds the process
+ *  to); sets res->governor. -1 only when setting fails. */
+int ngi_preload_append(const ng_apply_args *a, ng_apply_result *res, char *err,
+                       size_t errlen);
 
 /** ng_apply_task_with with the syscalls of @p sys. */
 int ngi_apply_task_args(const ngi_sys_ops *sys, const ng_apply_args *args, ng_apply_result *res,

@@ -91,7 +91,7 @@ int ngi_apply_task_sys(const ngi_sys_ops *sys, const ng_topology *topo, const ng
                       unsigned local_id, const ng_policy *pol, unsigned flags,
                       const ng_env_ops *env, ng_apply_result *res, char *err, size_t errlen)
 {
-    ng_apply_args a = {topo, plan, local_id, pol, flags, env, NULL};
+    ng_apply_args a = {topo, plan, local_id, pol, flags, env, NULL, NULL, NULL};
     return ngi_apply_task_args(sys, &a, res, err, errlen);
 }
 

@@ -153,7 +153,7 @@ static int export_threads(const ng_apply_args *a, const ng_task_plan *tp,
         if (export_count(v, &tc, res, env, err, errlen) != 0)
             return -1;
         if ((v->flags & NG_ENV_GOVERNOR) &&
-            ngi_preload_append(a->omp_preload, env, res, err, errlen) != 0)
+            ngi_preload_append(a, res, err, errlen) != 0)
             return -1;
     }
     thread_warnings(tp, cpus, &tc, fixed, res);

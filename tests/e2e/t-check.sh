@@ -395,4 +395,14 @@ PATH=/nonexistent "$NG" check --job 7 >/dev/null 2>"$T/e"
 is "$?:$(cat "$T/e")" "1:numaguard: check: cannot run scontrol: not on PATH (no Slurm client here?) (--local: this node alone, without asking Slurm)" \
     "--job without the Slurm client: exit 1, says so and names --local"
 
+# --- issue 36: the governor promised (NUMAGUARD_OMP_GOVERNOR) but not mapped ---
+start promised env NUMAGUARD_OMP_GOVERNOR=/usr/local/lib/numaguard/libnumaguard-omp.so "$HELPER" 0 0 64
+"$NG" check --pid "$PID_promised" --json >"$T/pr.json"
+is "$(j "$T/pr.json" '[w for w in d["warnings"] if w.startswith("governor promised but not loaded")] != []')" \
+   "True" "NUMAGUARD_OMP_GOVERNOR set, the governor not in its maps: governor promised but not loaded"
+"$NG" check --pid "$PID_promised" >"$T/pr.txt"
+like "$(cat "$T/pr.txt")" "governor promised but not loaded: NUMAGUARD_OMP_GOVERNOR=/usr/local/lib/numaguard/libnumaguard-omp.so is not mapped" \
+   "text: the warning names the path"
+stop promised
+
 done_testing

@@ -59,7 +59,7 @@ expect() {  # expect ID LINE DESC
 baseline
 doctor
 is "$rc" 0 "healthy node: exit 0"
-like "$out" "^28 checks: 28 OK, 0 WARN, 0 FAIL$" "healthy node: 28 checks, all OK"
+like "$out" "^29 checks: 29 OK, 0 WARN, 0 FAIL$" "healthy node: 29 checks, all OK"
 [ "$rc" -eq 0 ] || printf '%s\n' "$out" | grep -E "^(WARN|FAIL)" | sed 's/^/#   /'
 expect gpu.nvidia_smi "OK   gpu.nvidia_smi: nvidia-smi agrees: 4 GPUs, their bus ids and minors, CPU and NUMA affinity match the kernel and hwloc" \
     "nvidia-smi -q and topo -m that agree with sysfs: OK"
@@ -267,12 +267,12 @@ d = json.load(sys.stdin)
 c = {x["id"]: x for x in d["checks"]}
 g = c["slurm.gres_devices"]
 ev = {e["key"]: e["value"] for e in c["slurm.gres_devices"]["evidence"]}
-ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 28 and
+ok = (d["status"] == "FAIL" and d["summary"]["checks"] == len(d["checks"]) == 29 and
       g["status"] == "FAIL" and g["group"] == "slurm" and "nvidia9" in g["finding"] and
       g["fix"] and ev.get(sys.argv[1] + "/dev/nvidia1") == "0000:4e:00.0" and
       all(x["status"] in ("OK", "WARN", "FAIL") for x in d["checks"]) and
       {"key": "node", "value": "xe1"} in d["inputs"])
-print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (28 checks, gres_devices FAIL with the bus id of each device file)")
+print(("ok - " if ok else "not ok - ") + "--json: every check with its evidence (29 checks, gres_devices FAIL with the bus id of each device file)")
 ' "$R" >"$W/json.tap" 2>&1 || echo "not ok - --json: not valid JSON" >>"$W/json.tap"
 emit "$W/json.tap"
 "$NG" doctor --timeout 0 >/dev/null 2>"$W/err"

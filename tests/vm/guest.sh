@@ -355,6 +355,26 @@ phase_plugin() {
         eval '{ [ "$c0|$c1" = "$(node_cpus 0)|$(node_cpus 1)" ] || [ "$c0|$c1" = "$(node_cpus 1)|$(node_cpus 0)" ]; }'
 }
 
+# ---------------------------------------------------------------- container
+# A container the task starts (issue 36, docs/containers.md): the same
+# local run inside bubblewrap (its own mount namespace and root). CPUs,
+# memory policy and pages must be those of the task's GPU node, rank 1's
+# on node 1: a policy lost on the way into the container would show there.
+# Without --unshare-user: the guest's init chroots, and the kernel refuses
+# a new user namespace to a chrooted process (EPERM); the user namespace
+# is crossed in tests/slurm/t-slurm-containers.sh on the host.
+phase_container() {
+    if [ ! -f "$PLUGIN" ] || [ -z "${SLURMD:-}" ]; then
+        notok "container phase needs Slurm and $PLUGIN"; return
+    fi
+    command -v bwrap >/dev/null 2>&1 || { ok "container: # SKIP bwrap not installed"; return; }
+    plugin_on
+    run ct -n 2 --gpus-per-task=1 --numa-policy=local --omp-guard \
+        bwrap --ro-bind / / --dev-bind /dev /dev
+    grep -v numaguard $NGS/ct.err | head -4 | sed 's/^/#   err: /' >>"$TAP"
+    check_local_run ct "local, the task in bwrap (mount namespace)" bind
+}
+
 # ---------------------------------------------------------------- cgroup
 # task/cgroup on cgroup v2 (issue 12): ConstrainCores=yes and
 # ConstrainDevices=yes (IgnoreSystemd=yes: no systemd here). Slurm then

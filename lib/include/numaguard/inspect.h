@@ -84,6 +84,9 @@ typedef struct ng_proc_view {
     int omp_runtime;                  /**< an OpenMP runtime is mapped (libgomp, libomp,
                                            libiomp5; numa_maps): 0 when not readable */
     int omp_governed;                 /**< --omp-guard=adaptive's governor is mapped */
+    char omp_promised[160];           /**< NUMAGUARD_OMP_GOVERNOR from its environment:
+                                           the plugin put the governor in LD_PRELOAD
+                                           (raw, cut to 159 bytes); "" none */
     char job_id[24];                  /**< Slurm job number its cgroup names (Slurm's
                                            layout, ng_inspect_list_job; for a SLUID
                                            cgroup the number Slurm's slurmstepd there

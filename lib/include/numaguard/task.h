@@ -83,6 +83,15 @@ typedef struct ng_apply_args {
      *  owned by root in directories owned by root, none of them writable
      *  by anyone else; otherwise the task runs without it (a warning). */
     const char *omp_preload;
+    /** The governor's identity, recorded by ng_omp_preload_identify() in
+     *  the host's namespaces before the task entered a container's (pyxis
+     *  joins them in task_init): the same file (device and inode) is
+     *  accepted where the owner shows as nobody. NULL: none recorded. */
+    const struct ng_file_id *omp_preload_id;
+    /** Non-NULL: the governor is not added to LD_PRELOAD, without a
+     *  warning per task (a container runtime without the governor's
+     *  directory bound: the caller says ng_container_hint() once). */
+    const char *omp_preload_skip;
 } ng_apply_args;
 
 /** ng_apply_task() with its inputs in one struct (and the governor's path). */
@@ -98,6 +107,24 @@ const char *ng_omp_preload_path(void);
  *  directory above it owned by root, none writable by group or others.
  *  Else -1 with @p why naming the reason. */
 int ng_omp_preload_trusted(const char *path, char *why, size_t whylen);
+
+/** A file's identity: what stays the same when a user namespace shows the
+ *  owner as nobody and a bind mount shows the directory elsewhere. */
+typedef struct ng_file_id {
+    unsigned long long dev, ino;
+    int valid;
+} ng_file_id;
+
+/** ng_omp_preload_trusted(), and on success the file's identity in @p id
+ *  (id->valid 1). Called where the host's namespaces are still ours
+ *  (slurmstepd, before any task enters a container). */
+int ng_omp_preload_identify(const char *path, ng_file_id *id, char *why, size_t whylen);
+
+/** ng_omp_preload_trusted(), or else: the file at @p path (not a link, a
+ *  regular file nobody but its owner may write) is the one @p id recorded
+ *  (same device and inode). 0 when accepted. */
+int ng_omp_preload_trusted_as(const char *path, const ng_file_id *id, char *why,
+                              size_t whylen);
 
 /** What a task got, as data: ng_task_summary() fills it from the plan
  *  and ng_apply_task's result. An adapter corrects what it knows better
