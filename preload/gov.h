@@ -76,6 +76,20 @@ NGO_HIDDEN const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym);
  *  an OpenMP runtime linked in statically, whose regions are not governed. */
 NGO_HIDDEN void ngo_rt_scan_static(void);
 
+/* ---- load.c: the task's cores, as others use them ---- */
+
+/** Called once from the constructor: the process's CPUs, the tick. */
+NGO_HIDDEN void ngo_load_init(void);
+/** Of @p budget cores, those others leave free (at least 1): the load on
+ *  the process's CPUs that is not this process's, sampled at most every
+ *  100 ms by one caller (@p now: ms), 3/4 of a core free counting as free. */
+NGO_HIDDEN unsigned ngo_free_cores(uint64_t now, unsigned budget);
+/** Others' load at the last sample, in hundredths of a core (debug). */
+NGO_HIDDEN unsigned ngo_others_pct(void);
+/** The cores the process's cgroup CPU quota allows (cgroup v2 cpu.max,
+ *  v1 cpu.cfs_quota_us, the lowest on the way up), at least 1; 0 = none. */
+NGO_HIDDEN unsigned ngo_quota_cores(void);
+
 /* ---- gov.c: the decision ---- */
 
 /** Requests of a region, as the caller made them. */
