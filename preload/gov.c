@@ -319,6 +319,19 @@ unsigned ngo_decide(const ngo_ask *a)
     return give < icv || echo ? give : 0;
 }
 
+unsigned ngo_blas_enter(void)
+{
+    if (t_depth) {
+        t_depth++;   /* inside a region or a BLAS call: not a caller of its own */
+        return 0;
+    }
+    uint64_t now = now_ms();
+    recount(now);
+    arrive(now);
+    t_depth = 1;
+    return share_of(callers(1), now);
+}
+
 /* A thread that asks omp_get_max_threads outside any region counts as a
  * caller for the window, as if it had run a region: OpenBLAS's OpenMP
  * build asks on every call and runs small ones on the calling thread

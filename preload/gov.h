@@ -56,6 +56,23 @@ enum ngo_sym {
     NGO_OMP_GET_ACTIVE_LEVEL,
     NGO_OMP_GET_MAX_ACTIVE_LEVELS,
     NGO_OMP_GET_TEAM_SIZE,
+    /* BLAS entry points that run a library's own pool (blas.c) */
+    NGO_CBLAS_SGEMM,
+    NGO_CBLAS_DGEMM,
+    NGO_CBLAS_CGEMM,
+    NGO_CBLAS_ZGEMM,
+    NGO_CBLAS_SSYRK,
+    NGO_CBLAS_DSYRK,
+    NGO_CBLAS_CSYRK,
+    NGO_CBLAS_ZSYRK,
+    NGO_SGEMM,
+    NGO_DGEMM,
+    NGO_SGESV,
+    NGO_DGESV,
+    NGO_CGESV,
+    NGO_ZGESV,
+    /* the program's own count for OpenBLAS's pool */
+    NGO_OPENBLAS_SET_NUM_THREADS,
     NGO_SYM_COUNT
 };
 
@@ -65,6 +82,8 @@ typedef struct ngo_rt {
     const char *kind;            /* "libgomp", "libomp", or the object's name */
     char name[64];               /* its file name, for messages */
     void *fn[NGO_SYM_COUNT];     /* NULL where this runtime lacks the symbol */
+    _Atomic int blas;            /* blas.c: which BLAS pool it runs (0: not looked at yet) */
+    void *blas_ctl[3];           /* blas.c: its pool's controls, from it or its dependencies */
 } ngo_rt;
 
 /** The runtime whose @p sym the code at return address @p site would have
@@ -107,6 +126,12 @@ NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
  *  the thread counts for the window from now on, then no longer. Called
  *  on the same thread, once per ngo_decide() of a region that ran. */
 NGO_HIDDEN void ngo_region_end(void);
+/** A BLAS call that may run its library's own pool begins on this thread:
+ *  it counts as a caller as an outermost region does. Returns the pool
+ *  size to use for it (the share of the cores), 0 inside an OpenMP region
+ *  or another BLAS call (the library runs those on one thread itself).
+ *  ngo_region_end() when the call returned. */
+NGO_HIDDEN unsigned ngo_blas_enter(void);
 /** omp_get_max_threads() as the governor answers it. */
 NGO_HIDDEN int ngo_max_threads(const ngo_rt *rt);
 /** omp_set_num_threads(n): 1 if it must reach the runtime, 0 if it only

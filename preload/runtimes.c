@@ -50,6 +50,21 @@ static const char *const sym_names[NGO_SYM_COUNT] = {
     [NGO_OMP_GET_ACTIVE_LEVEL] = "omp_get_active_level",
     [NGO_OMP_GET_MAX_ACTIVE_LEVELS] = "omp_get_max_active_levels",
     [NGO_OMP_GET_TEAM_SIZE] = "omp_get_team_size",
+    [NGO_CBLAS_SGEMM] = "cblas_sgemm",
+    [NGO_CBLAS_DGEMM] = "cblas_dgemm",
+    [NGO_CBLAS_CGEMM] = "cblas_cgemm",
+    [NGO_CBLAS_ZGEMM] = "cblas_zgemm",
+    [NGO_CBLAS_SSYRK] = "cblas_ssyrk",
+    [NGO_CBLAS_DSYRK] = "cblas_dsyrk",
+    [NGO_CBLAS_CSYRK] = "cblas_csyrk",
+    [NGO_CBLAS_ZSYRK] = "cblas_zsyrk",
+    [NGO_SGEMM] = "sgemm_",
+    [NGO_DGEMM] = "dgemm_",
+    [NGO_SGESV] = "sgesv_",
+    [NGO_DGESV] = "dgesv_",
+    [NGO_CGESV] = "cgesv_",
+    [NGO_ZGESV] = "zgesv_",
+    [NGO_OPENBLAS_SET_NUM_THREADS] = "openblas_set_num_threads",
 };
 
 /* The runtimes met so far (a process rarely has more than two). */

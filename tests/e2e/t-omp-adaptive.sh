@@ -277,8 +277,14 @@ if $PY -c 'import numpy' 2>/dev/null; then
         gov $PY tests/omp/np_pool.py 4 1 192 >"$T/np.dbg" 2>&1
     like "$(cat "$T/np.dbg")" "omp_get_max_threads: 1 instead of 2" \
         "OpenBLAS's OpenMP build in the pool is told 1 thread (it sizes its jobs by omp_get_max_threads)"
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread NUMAGUARD_OMP_DEBUG=1 \
+        gov $PY tests/omp/np_pool.py 4 1 192 >"$T/np.pdbg" 2>&1
+    like "$(cat "$T/np.pdbg")" "OpenBLAS, pthreads build: its pool governed" \
+        "OpenBLAS's pthreads build (its own pool) is recognised"
+    like "$(cat "$T/np.pdbg")" "OpenBLAS's pool set to 1 \(its cap 2\)" \
+        "... and its pool set to 1 thread while 4 threads call it"
 else
-    skip 3 "python3-numpy not installed"
+    skip 5 "python3-numpy not installed"
 fi
 
 # numaguard check names the fix where it sees nested pools, and not where
