@@ -119,13 +119,19 @@ static void size_pool(const ngo_rt *rt, unsigned share)
     }
 }
 
-static const ngo_rt *enter(uintptr_t site, enum ngo_sym sym)
+static const ngo_rt *enter(uintptr_t site, enum ngo_sym sym, int *counted)
 {
     const ngo_rt *rt = ngo_rt_for_site(site, sym);
-    unsigned share = ngo_blas_enter();
+    unsigned share = ngo_blas_enter(counted);
     if (share)
         size_pool(rt, share);
     return rt;
+}
+
+static void leave(int counted)
+{
+    if (counted)
+        ngo_region_end();
 }
 
 /* The program's own count: the cap from now on (0 or less: OpenBLAS's own
@@ -150,10 +156,11 @@ NGO_EXPORT void openblas_set_num_threads(int n)
     NGO_EXPORT void name(int o, int ta, int tb, int m, int n, int k, S al, const T *a, int lda, \
                          const T *b, int ldb, S be, T *c, int ldc)                              \
     {                                                                                           \
-        const ngo_rt *rt = enter(SITE, sym);                                                    \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                    \
         ((void (*)(int, int, int, int, int, int, S, const T *, int, const T *, int, S, T *,     \
                    int))rt->fn[sym])(o, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);       \
-        ngo_region_end();                                                                       \
+        leave(counted);                                                                         \
     }
 GEMM(cblas_sgemm, NGO_CBLAS_SGEMM, float, float)
 GEMM(cblas_dgemm, NGO_CBLAS_DGEMM, double, double)
@@ -165,10 +172,11 @@ GEMM(cblas_zgemm, NGO_CBLAS_ZGEMM, void, const void *)
     NGO_EXPORT void name(int o, int up, int tr, int n, int k, S al, const T *a, int lda, S be,  \
                          T *c, int ldc)                                                         \
     {                                                                                           \
-        const ngo_rt *rt = enter(SITE, sym);                                                    \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                    \
         ((void (*)(int, int, int, int, int, S, const T *, int, S, T *, int))rt->fn[sym])(       \
             o, up, tr, n, k, al, a, lda, be, c, ldc);                                           \
-        ngo_region_end();                                                                       \
+        leave(counted);                                                                         \
     }
 SYRK(cblas_ssyrk, NGO_CBLAS_SSYRK, float, float)
 SYRK(cblas_dsyrk, NGO_CBLAS_DSYRK, double, double)
@@ -187,12 +195,13 @@ SYRK(cblas_zsyrk, NGO_CBLAS_ZSYRK, void, const void *)
                          const void *b, const int *ldb, const void *be, void *c,              \
                          const int *ldc, unsigned long la, unsigned long lb)                  \
     {                                                                                          \
-        const ngo_rt *rt = enter(SITE, sym);                                                   \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                   \
         ((void (*)(const char *, const char *, const int *, const int *, const int *,          \
                    const void *, const void *, const int *, const void *, const int *,         \
                    const void *, void *, const int *, unsigned long, unsigned long))           \
              rt->fn[sym])(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc, la, lb);            \
-        ngo_region_end();                                                                      \
+        leave(counted);                                                                        \
     }
 FGEMM(sgemm_, NGO_SGEMM)
 FGEMM(dgemm_, NGO_DGEMM)
@@ -203,10 +212,11 @@ FGEMM(dgemm_, NGO_DGEMM)
     NGO_EXPORT void name(const int *n, const int *nrhs, void *a, const int *lda, int *ipiv,   \
                          void *b, const int *ldb, int *info)                                  \
     {                                                                                         \
-        const ngo_rt *rt = enter(SITE, sym);                                                  \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                  \
         ((void (*)(const int *, const int *, void *, const int *, int *, void *, const int *, \
                    int *))rt->fn[sym])(n, nrhs, a, lda, ipiv, b, ldb, info);                  \
-        ngo_region_end();                                                                     \
+        leave(counted);                                                                       \
     }
 GESV(sgesv_, NGO_SGESV)
 GESV(dgesv_, NGO_DGESV)

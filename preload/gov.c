@@ -319,10 +319,15 @@ unsigned ngo_decide(const ngo_ask *a)
     return give < icv || echo ? give : 0;
 }
 
-unsigned ngo_blas_enter(void)
+unsigned ngo_blas_enter(int *counted)
 {
+    *counted = 1;
     if (t_depth) {
-        t_depth++;   /* inside a region or a BLAS call: not a caller of its own */
+        t_depth++;   /* inside its own region or BLAS call: not a caller anew */
+        return 0;
+    }
+    if (ngo_in_gomp_region()) {
+        *counted = 0;   /* a team's thread: the team's work, no caller */
         return 0;
     }
     uint64_t now = now_ms();

@@ -91,6 +91,8 @@ typedef struct ngo_rt {
  *  runtime defines @p sym the process is told once and exits 127, as the
  *  dynamic linker would have for an undefined symbol. */
 NGO_HIDDEN const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym);
+/** 1 when this thread is inside a parallel region of a libgomp met so far. */
+NGO_HIDDEN int ngo_in_gomp_region(void);
 /** Called once from the constructor: say (once) which loaded objects carry
  *  an OpenMP runtime linked in statically, whose regions are not governed. */
 NGO_HIDDEN void ngo_rt_scan_static(void);
@@ -130,8 +132,9 @@ NGO_HIDDEN void ngo_region_end(void);
  *  it counts as a caller as an outermost region does. Returns the pool
  *  size to use for it (the share of the cores), 0 inside an OpenMP region
  *  or another BLAS call (the library runs those on one thread itself).
- *  ngo_region_end() when the call returned. */
-NGO_HIDDEN unsigned ngo_blas_enter(void);
+ *  *@p counted: 1 when ngo_region_end() must be called once the call
+ *  returned, 0 (a thread of a libgomp team) when not. */
+NGO_HIDDEN unsigned ngo_blas_enter(int *counted);
 /** omp_get_max_threads() as the governor answers it. */
 NGO_HIDDEN int ngo_max_threads(const ngo_rt *rt);
 /** omp_set_num_threads(n): 1 if it must reach the runtime, 0 if it only

@@ -287,6 +287,49 @@ else
     skip 5 "python3-numpy not installed"
 fi
 
+# PyTorch and scikit-learn in a pool of 8 threads (Debian's python3-torch,
+# python3-sklearn; bench set of tests/install-deps.sh): each decision the
+# governor prints, counted. torch sets omp_set_num_threads(2) (its
+# OMP_NUM_THREADS) in every thread, then sizes each region by
+# omp_get_max_threads(); scikit-learn's KMeans passes num_threads(n), n from
+# omp_get_max_threads() as the fit starts. Both echo the default: governed.
+# decided FILE: "N M": outermost decisions made with 4 or more callers, and
+# those that gave 1 thread (regions, and omp_get_max_threads answers).
+decided() { sed -n 's/.* \([0-9]*\) callers.* -> \([0-9]*\)$/\1 \2/p; s/.*omp_get_max_threads: \([0-9]*\) instead of [0-9]* (\([0-9]*\) callers.*/\2 \1/p' "$1" |
+    awk '$1 >= 4 {n++; if ($2 == 1) one++} END {print n + 0, one + 0}'; }
+if $PY -c 'import torch' 2>/dev/null; then
+    NUMAGUARD_OMP_DEBUG=1 gov $PY tests/omp/torch_pool.py pool 8 10 >"$T/torch" 2>&1
+    rc=$?
+    set -- $(decided "$T/torch")
+    ok $([ $rc -eq 0 ] && grep -q '^ok bad=0' "$T/torch" && [ "$1" -ge 100 ] && [ $(($2 * 10)) -ge $(($1 * 9)) ]; echo $?) \
+        "torch, 8 threads with omp_set_num_threads(2) each: $2 of $1 decisions with 4+ callers give 1 thread (>= 90%; rc $rc)"
+    like "$(cat "$T/torch")" "omp_set_num_threads\(2\) echoes the default: this thread stays governed" \
+        "... its omp_set_num_threads(2) seen as the default's echo"
+    # A DataLoader with fork workers beside a running torch pool can hang
+    # (a worker forked while a pool thread held a lock: OpenBLAS's
+    # server_lock, torch's own mutexes; docs/omp-adaptive.md): the fix the
+    # docs name, spawn or forkserver workers, finishes under the governor.
+    for ctx in spawn forkserver; do
+        gov $PY tests/omp/torch_pool.py loader $ctx 8 >"$T/loader" 2>&1
+        rc=$?
+        ok $([ $rc -eq 0 ] && grep -q '^ok batches=8' "$T/loader"; echo $?) \
+            "torch pool + DataLoader(num_workers=2, multiprocessing_context=\"$ctx\"): finishes (rc $rc, limit ${LIMIT}s)"
+    done
+else
+    skip 4 "python3-torch not installed (sh tests/install-deps.sh bench)"
+fi
+if $PY -c 'import sklearn' 2>/dev/null; then
+    NUMAGUARD_OMP_DEBUG=1 gov $PY tests/omp/sk_pool.py 8 2 >"$T/sk" 2>&1
+    rc=$?
+    set -- $(decided "$T/sk")
+    ok $([ $rc -eq 0 ] && grep -q '^ok inertia' "$T/sk" && [ "$1" -ge 100 ] && [ $(($2 * 10)) -ge $(($1 * 9)) ]; echo $?) \
+        "scikit-learn KMeans in 8 joblib threads: $2 of $1 decisions with 4+ callers give 1 thread (>= 90%; rc $rc)"
+    like "$(cat "$T/sk")" "num_threads echoing the default 2, 1 caller share 2 cores -> 2" \
+        "... its fit alone first: 2 threads"
+else
+    skip 2 "python3-sklearn not installed (sh tests/install-deps.sh bench)"
+fi
+
 # numaguard check names the fix where it sees nested pools, and not where
 # the governor already runs.
 if [ -x $PY ] && [ -f "$BUILD/tests/omp/libpart_gomp.so" ]; then
