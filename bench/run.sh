@@ -8,6 +8,7 @@
 # splice it, with its own date, revision and load, into the existing
 # $BENCH_OUT in place of the old f (and the static tail); the other
 # sections and the "This run" header stay those of the last whole run.
+# BENCH_ONLY=real: the same for section h (bench/real.sh, real programs).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -17,7 +18,8 @@ ONLY=${BENCH_ONLY:-}
 case $ONLY in
 "") ;;
 adaptive) grep -q '^### f\. ' "$OUT" 2>/dev/null || { echo "bench: BENCH_ONLY=adaptive: no section f in $OUT" >&2; exit 2; } ;;
-*) echo "bench: BENCH_ONLY=$ONLY: the valid values are adaptive or empty (everything)" >&2; exit 2 ;;
+real) grep -q '^## Reading the figures' "$OUT" 2>/dev/null || { echo "bench: BENCH_ONLY=real: no \"Reading the figures\" in $OUT" >&2; exit 2; } ;;
+*) echo "bench: BENCH_ONLY=$ONLY: the valid values are adaptive, real or empty (everything)" >&2; exit 2 ;;
 esac
 export BENCH_WORK
 BENCH_WORK=$(mktemp -d /tmp/ng-bench.XXXXXX)
@@ -39,6 +41,38 @@ $CC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENC
 make --no-print-directory BUILD="$BUILD" tests >/dev/null || exit 1
 clang -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENCH_BIN/omp_pool_clang" \
     tests/helpers/omp_pool.c || exit 1
+
+if [ "$ONLY" = real ]; then
+    rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
+    echo "bench: real programs (h) alone, spliced into $OUT" >&2
+    real_rc=0
+    bash bench/real.sh "$BENCH_WORK/real.md" || { real_rc=1; echo "bench: a real-programs target was missed (see h.)" >&2; }
+    {
+        sed -n '1,2p' "$BENCH_WORK/real.md"
+        echo "This section alone: \`BENCH_ONLY=real make bench\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+        echo "numaguard $rev, load average (1/5/15 min) before: $load_before, after:"
+        echo "$(cut -d' ' -f1-3 /proc/loadavg), $(( $(date +%s) - start )) s. The other sections are from the run above."
+        echo
+        sed '1,2d' "$BENCH_WORK/real.md"
+    } >"$BENCH_WORK/real-only.md"
+    # Section h, where there is one, is replaced; else it goes in before
+    # the static tail ("## Reading the figures" on).
+    python3 - "$OUT" "$BENCH_WORK/real-only.md" <<'PY' || exit 1
+import re, sys
+doc = open(sys.argv[1]).read()
+frag = open(sys.argv[2]).read()
+m = re.search(r"^### h\. .*?(?=^##+ )", doc, re.M | re.S)
+if m:
+    doc = doc[:m.start()] + frag + doc[m.end():]
+else:
+    t = doc.find("\n## Reading the figures")
+    doc = doc[:t + 1] + frag + doc[t + 1:]
+open(sys.argv[1], "w").write(doc)
+PY
+    echo "bench: wrote section h into $OUT" >&2
+    rm -rf "$BENCH_WORK"
+    exit $real_rc
+fi
 
 if [ "$ONLY" = adaptive ]; then
     rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
@@ -83,6 +117,9 @@ bash bench/adaptive.sh "$BENCH_WORK/adaptive.md" || { adaptive_rc=1; echo "bench
 echo "bench: PyTorch DDP under --omp-guard=adaptive (g)" >&2
 ddp_rc=0
 bash bench/ddp.sh "$BENCH_WORK/ddp.md" || { ddp_rc=1; echo "bench: the DDP run missed a check (see g.)" >&2; }
+echo "bench: real programs under --omp-guard=adaptive (h)" >&2
+real_rc=0
+bash bench/real.sh "$BENCH_WORK/real.md" || { real_rc=1; echo "bench: a real-programs target was missed (see h.)" >&2; }
 echo "bench: Slurm benchmarks (a, d)" >&2
 slurm_rc=0
 bash bench/slurm.sh "$BENCH_WORK/slurm.md" || { slurm_rc=1; echo "bench: Slurm benchmarks failed" >&2; }
@@ -105,13 +142,14 @@ rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || 
     echo "- numaguard: $rev, built into $BUILD/"
     echo "- load average (1/5/15 min) before: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg)"\
          "(anything else running on the node shows up in every figure below)"
-    echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh, bench/pool.sh, bench/adaptive.sh, bench/ddp.sh)"
+    echo "- command: \`make bench\` (bench/run.sh; bench/micro.sh, bench/slurm.sh, bench/pool.sh, bench/adaptive.sh, bench/ddp.sh, bench/real.sh)"
     echo
     echo "## Results"
     echo
-    cat "$BENCH_WORK/slurm.md" "$BENCH_WORK/micro.md" "$BENCH_WORK/pool.md" "$BENCH_WORK/adaptive.md" "$BENCH_WORK/ddp.md"
+    cat "$BENCH_WORK/slurm.md" "$BENCH_WORK/micro.md" "$BENCH_WORK/pool.md" "$BENCH_WORK/adaptive.md" "$BENCH_WORK/ddp.md" \
+        "$BENCH_WORK/real.md"
     cat bench/performance-tail.md
 } >"$OUT"
 echo "bench: wrote $OUT in $secs s" >&2
 rm -rf "$BENCH_WORK"
-exit $((slurm_rc | pool_rc | adaptive_rc | ddp_rc))
+exit $((slurm_rc | pool_rc | adaptive_rc | ddp_rc | real_rc))
