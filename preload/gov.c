@@ -67,7 +67,8 @@ static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
 static unsigned g_default;             /* the team a thread gets by default (echo_of_default) */
 static int g_look_at_load = 1;         /* NUMAGUARD_OMP_LOAD */
-static _Atomic int g_pool_seen;        /* two callers at once were seen */
+static _Atomic int g_pool_seen;        /* a pool was seen (cores_now) */
+static _Atomic uint64_t g_pool_since;  /* 1 + ms of the first decision with 2+ callers */
 static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
 static int g_debug;
 static pthread_key_t g_key;
@@ -204,15 +205,28 @@ static unsigned callers(int me)
     return c ? c : 1;
 }
 
+/* A pool: decisions with 2+ callers for at least two windows (a main
+ * thread's start-up region beside a lone worker counts it as a second
+ * caller for one window only: that is no pool). */
+static void note_pool(unsigned c, uint64_t now)
+{
+    if (c < 2 || atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
+        return;
+    uint64_t since = atomic_load_explicit(&g_pool_since, memory_order_relaxed), zero = 0;
+    if (!since)
+        atomic_compare_exchange_strong(&g_pool_since, &zero, now + 1);
+    else if (now + 1 >= since + 2 * g_window_ms)
+        atomic_store_explicit(&g_pool_seen, 1, memory_order_relaxed);
+}
+
 /* The cores to share: B; in a process that has shown a pool, only those
  * that others' load leaves free (a team wider than the free cores waits
  * at each barrier for a partner another thread holds: a lone caller after
  * a pool, on busy cores, loses to a team of 1). A process that never had
- * two callers keeps B: one caller on its own cores gets all of them. */
+ * a pool keeps B: one caller on its own cores gets all of them. */
 static unsigned cores_now(unsigned c, uint64_t now)
 {
-    if (c >= 2 && !atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
-        atomic_store_explicit(&g_pool_seen, 1, memory_order_relaxed);
+    note_pool(c, now);
     if (!g_look_at_load || g_budget < 2 || !atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
         return g_budget;
     return ngo_free_cores(now, g_budget);
@@ -421,6 +435,7 @@ static void after_fork_child(void)
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
     atomic_store(&g_pool_seen, 0);
+    atomic_store(&g_pool_since, 0);
     t_slot = -1;
     t_depth = 0;   /* a fork inside a region: the child's way out ends nothing */
     t_promise = 0;
