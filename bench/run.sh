@@ -42,69 +42,45 @@ make --no-print-directory BUILD="$BUILD" tests >/dev/null || exit 1
 clang -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o "$BENCH_BIN/omp_pool_clang" \
     tests/helpers/omp_pool.c || exit 1
 
-if [ "$ONLY" = real ]; then
+# only LETTER SCRIPT WHAT: run section LETTER (bench/SCRIPT) alone and
+# splice it, with its own date, revision and load, into $OUT: in place of
+# the old one (everything from its heading to the next heading of level 2
+# or 3), or, where there is none, before the static tail ("## Reading the
+# figures" on). Section f also puts the static tail back (it was written
+# after f before section h existed).
+only() {
+    local letter=$1 script=$2 what=$3 rc=0 rev
     rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
-    echo "bench: real programs (h) alone, spliced into $OUT" >&2
-    real_rc=0
-    bash bench/real.sh "$BENCH_WORK/real.md" || { real_rc=1; echo "bench: a real-programs target was missed (see h.)" >&2; }
+    echo "bench: $what ($letter) alone, spliced into $OUT" >&2
+    bash "bench/$script" "$BENCH_WORK/$letter.md" || { rc=1; echo "bench: a target was missed (see $letter.)" >&2; }
     {
-        sed -n '1,2p' "$BENCH_WORK/real.md"
-        echo "This section alone: \`BENCH_ONLY=real make bench\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
+        sed -n '1,2p' "$BENCH_WORK/$letter.md"
+        echo "This section alone: \`BENCH_ONLY=$ONLY make bench\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
         echo "numaguard $rev, load average (1/5/15 min) before: $load_before, after:"
         echo "$(cut -d' ' -f1-3 /proc/loadavg), $(( $(date +%s) - start )) s. The other sections are from the run above."
         echo
-        sed '1,2d' "$BENCH_WORK/real.md"
-    } >"$BENCH_WORK/real-only.md"
-    # Section h, where there is one, is replaced; else it goes in before
-    # the static tail ("## Reading the figures" on).
-    python3 - "$OUT" "$BENCH_WORK/real-only.md" <<'PY' || exit 1
-import re, sys
-doc = open(sys.argv[1]).read()
-frag = open(sys.argv[2]).read()
-m = re.search(r"^### h\. .*?(?=^##+ )", doc, re.M | re.S)
-if m:
-    doc = doc[:m.start()] + frag + doc[m.end():]
-else:
-    t = doc.find("\n## Reading the figures")
-    doc = doc[:t + 1] + frag + doc[t + 1:]
-open(sys.argv[1], "w").write(doc)
-PY
-    echo "bench: wrote section h into $OUT" >&2
-    rm -rf "$BENCH_WORK"
-    exit $real_rc
-fi
-
-if [ "$ONLY" = adaptive ]; then
-    rev="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
-    echo "bench: --omp-guard=adaptive (f) alone, spliced into $OUT" >&2
-    adaptive_rc=0
-    bash bench/adaptive.sh "$BENCH_WORK/adaptive.md" || { adaptive_rc=1; echo "bench: an adaptive target was missed (see f.)" >&2; }
-    {
-        sed -n '1,2p' "$BENCH_WORK/adaptive.md"
-        echo "This section alone: \`BENCH_ONLY=adaptive make bench\`, $(date -u '+%Y-%m-%d %H:%M UTC'),"
-        echo "numaguard $rev, load average (1/5/15 min) before: $load_before, after:"
-        echo "$(cut -d' ' -f1-3 /proc/loadavg), $(( $(date +%s) - start )) s. The other sections are from the run above."
-        echo
-        sed '1,2d' "$BENCH_WORK/adaptive.md"
-    } >"$BENCH_WORK/adaptive-only.md"
-    # Section f is everything from its heading to the next heading of
-    # level 2 or 3; the tail from "## Reading the figures" on is static.
-    python3 - "$OUT" "$BENCH_WORK/adaptive-only.md" bench/performance-tail.md <<'PY' || exit 1
+        sed '1,2d' "$BENCH_WORK/$letter.md"
+    } >"$BENCH_WORK/$letter-only.md"
+    python3 - "$OUT" "$BENCH_WORK/$letter-only.md" bench/performance-tail.md "$letter" <<'PY' || exit 1
 import re, sys
 doc = open(sys.argv[1]).read()
 frag = open(sys.argv[2]).read()
 tail = open(sys.argv[3]).read()
-m = re.search(r"^### f\. .*?(?=^##+ )", doc, re.M | re.S)
+letter = sys.argv[4]
 t = doc.find("\n## Reading the figures")
-if not m or t < m.end():
-    sys.exit("bench: section f or the tail not found in " + sys.argv[1])
-doc = doc[:m.start()] + frag + doc[m.end():t] + tail
-open(sys.argv[1], "w").write(doc)
+if t < 0:
+    sys.exit("bench: the tail not found in " + sys.argv[1])
+doc, old_tail = doc[:t + 1], doc[t + 1:]
+m = re.search(r"^### " + letter + r"\. .*?(?=^##+ |\Z)", doc, re.M | re.S)
+doc = doc[:m.start()] + frag + doc[m.end():] if m else doc + frag
+open(sys.argv[1], "w").write(doc + (tail if letter == "f" else old_tail))
 PY
-    echo "bench: wrote section f into $OUT" >&2
+    echo "bench: wrote section $letter into $OUT" >&2
     rm -rf "$BENCH_WORK"
-    exit $adaptive_rc
-fi
+    exit $rc
+}
+[ "$ONLY" = real ] && only h real.sh "real programs under --omp-guard=adaptive"
+[ "$ONLY" = adaptive ] && only f adaptive.sh "--omp-guard=adaptive"
 
 echo "bench: micro benchmarks" >&2
 bash bench/micro.sh "$BENCH_WORK/micro.md" || exit 1

@@ -335,14 +335,18 @@ unsigned ngo_decide(const ngo_ask *a)
 
 unsigned ngo_blas_enter(int *counted)
 {
+    /* Inside a region (or another BLAS call), the call is part of a team's
+     * work: not a caller anew, and its pool is 1 thread (as OpenBLAS's
+     * OpenMP build runs calls from inside a region; its pthreads build
+     * would otherwise add its whole pool to each thread of the team). */
     *counted = 1;
     if (t_depth) {
-        t_depth++;   /* inside its own region or BLAS call: not a caller anew */
-        return 0;
+        t_depth++;
+        return 1;
     }
     if (ngo_in_gomp_region()) {
-        *counted = 0;   /* a team's thread: the team's work, no caller */
-        return 0;
+        *counted = 0;   /* a team's thread: no region of its own to end */
+        return 1;
     }
     uint64_t now = now_ms();
     recount(now);

@@ -130,8 +130,8 @@ NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
 NGO_HIDDEN void ngo_region_end(void);
 /** A BLAS call that may run its library's own pool begins on this thread:
  *  it counts as a caller as an outermost region does. Returns the pool
- *  size to use for it (the share of the cores), 0 inside an OpenMP region
- *  or another BLAS call (the library runs those on one thread itself).
+ *  size to use for it: the share of the cores; 1 inside an OpenMP region
+ *  or another BLAS call (a team's work).
  *  *@p counted: 1 when ngo_region_end() must be called once the call
  *  returned, 0 (a thread of a libgomp team) when not. */
 NGO_HIDDEN unsigned ngo_blas_enter(int *counted);
