@@ -45,8 +45,8 @@ configs="none auto omp1 adaptive"
 # The programs: NAME -> "POOL COMMAND|SINGLE COMMAND" (a single caller's
 # command only for ImageMagick: its pool would be processes, which each
 # govern their own threads).
-prog[np-pthreads]="env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 16 2 192|env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 1 10 512"
-prog[np-openmp]="env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 16 2 192|env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 1 10 512"
+prog[np-pthreads]="env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 16 6 192|env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 1 10 512"
+prog[np-openmp]="env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 16 6 192|env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 1 10 512"
 prog[sklearn]="$PY tests/omp/sk_pool.py 8 2|$PY tests/omp/sk_pool.py 1 4"
 prog[torch]="$PY tests/omp/torch_pool.py pool 8 10|$PY tests/omp/torch_pool.py pool 1 40"
 prog[imagemagick]="|convert -size 1200x1200 -seed 1 plasma:fractal -blur 0x6 -resize 150% null:"
@@ -144,7 +144,7 @@ verdict() {   # verdict RATIO TARGET
 echo "### h. Real programs under \`--omp-guard=adaptive\` (issue 35)"
 echo
 echo "Debian's packages: numpy with OpenBLAS's pthreads and OpenMP builds (each"
-echo "picked per process by \`LD_LIBRARY_PATH\`; tests/omp/np_pool.py: 16 threads x 2"
+echo "picked per process by \`LD_LIBRARY_PATH\`; tests/omp/np_pool.py: 16 threads x 6"
 echo "rounds of a 192x192 matmul and solve; single: 1 thread, 512x512 x 10),"
 echo "scikit-learn (tests/omp/sk_pool.py: KMeans fits in 8 joblib threads, the"
 echo "threading backend; single: 1), PyTorch (tests/omp/torch_pool.py: 8 threads x"

@@ -207,7 +207,7 @@ static void *real_for_site(uintptr_t site, enum ngo_sym sym)
 
 static void no_runtime(enum ngo_sym sym)
 {
-    ngo_say("no OpenMP runtime defines %s for its caller; exiting as the dynamic linker "
+    ngo_say("no loaded object defines %s for its caller; exiting as the dynamic linker "
             "would have", sym_names[sym]);
     _exit(127);
 }
