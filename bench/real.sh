@@ -135,6 +135,9 @@ fi
 # cell COND KIND NAME A B: the paired ratio A / B, "-" where not run.
 cell() { [ -s "$W/$1.$2.$3.$4" ] && paired "$W/$1.$2.$3.$4" "$W/$1.$2.$3.$5" || echo "-"; }
 load() { awk -v k="$1 $2 $3" '$1" "$2" "$3 == k {print $4 " / " $5}' "$W/loads"; }
+# line COND KIND NAME LABEL CELLS: a table row: the two baselines' ratios,
+# CELLS (one or more, "|" between), the load.
+line() { echo "| $3 | $4 | $(cell "$1" "$2" "$3" none omp1) | $(cell "$1" "$2" "$3" auto omp1) | $5 | $(load "$1" "$2" "$3") |"; }
 verdict() {   # verdict RATIO TARGET
     [ "$1" = "-" ] && { echo "-"; return; }
     if atleast "$1" "$2"; then echo "$1 ok"; else echo "**$1 missed**"; echo >>"$W/missed"; fi
@@ -168,7 +171,7 @@ for name in $names; do
         aa=$(cell quiet $kind $name adaptive auto)
         [ $kind = pool ] && a1=$(verdict "$a1" 0.90)
         [ $kind = single ] && aa=$(verdict "$aa" 0.95)
-        echo "| $name | $kind | $(cell quiet $kind $name none omp1) | $(cell quiet $kind $name auto omp1) | $a1 | $aa | $(load quiet $kind $name) |"
+        line quiet $kind $name $kind "$a1 | $aa"
     done
 done
 echo
@@ -181,7 +184,7 @@ echo "|---|---|---|---|---|---|"
 for name in $names; do
     for cond in spin quota; do
         [ -s "$W/$cond.pool.$name.none" ] || continue
-        echo "| $name | $cond | $(cell $cond pool $name none omp1) | $(cell $cond pool $name auto omp1) | $(verdict "$(cell $cond pool $name adaptive omp1)" 0.90) | $(load $cond pool $name) |"
+        line $cond pool $name $cond "$(verdict "$(cell $cond pool $name adaptive omp1)" 0.90)"
     done
 done
 echo
