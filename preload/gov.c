@@ -65,6 +65,10 @@ static _Atomic unsigned g_hiwater;     /* slots ever handed out */
 static _Atomic unsigned g_recent;      /* callers counted now */
 static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
+static unsigned g_default;             /* the team a thread gets by default (echo_of_default) */
+static int g_look_at_load = 1;         /* NUMAGUARD_OMP_LOAD */
+static _Atomic int g_pool_seen;        /* a pool was seen (cores_now) */
+static _Atomic uint64_t g_pool_since;  /* 1 + ms of the first decision with 2+ callers */
 static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
 static int g_debug;
 static pthread_key_t g_key;
@@ -201,10 +205,48 @@ static unsigned callers(int me)
     return c ? c : 1;
 }
 
-static unsigned share_of(unsigned c)
+/* A pool: decisions with 2+ callers for at least two windows (a main
+ * thread's start-up region beside a lone worker counts it as a second
+ * caller for one window only: that is no pool). */
+static void note_pool(unsigned c, uint64_t now)
 {
-    unsigned s = g_budget / c;
+    if (c < 2 || atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
+        return;
+    uint64_t since = atomic_load_explicit(&g_pool_since, memory_order_relaxed), zero = 0;
+    if (!since)
+        atomic_compare_exchange_strong(&g_pool_since, &zero, now + 1);
+    else if (now + 1 >= since + 2 * g_window_ms)
+        atomic_store_explicit(&g_pool_seen, 1, memory_order_relaxed);
+}
+
+/* The cores to share: B; in a process that has shown a pool, only those
+ * that others' load leaves free (a team wider than the free cores waits
+ * at each barrier for a partner another thread holds: a lone caller after
+ * a pool, on busy cores, loses to a team of 1). A process that never had
+ * a pool keeps B: one caller on its own cores gets all of them. */
+static unsigned cores_now(unsigned c, uint64_t now)
+{
+    note_pool(c, now);
+    if (!g_look_at_load || g_budget < 2 || !atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
+        return g_budget;
+    return ngo_free_cores(now, g_budget);
+}
+
+static unsigned share_of(unsigned c, uint64_t now)
+{
+    unsigned s = cores_now(c, now) / c;
     return s ? s : 1;
+}
+
+/* Is @p n what the task's defaults give a thread that asked nothing (the
+ * runtime's default, OMP_NUM_THREADS or the CPUs; or the task's cores)?
+ * Then omp_set_num_threads(n) or num_threads(n) echoes the default (torch
+ * sets OMP_NUM_THREADS's count in each of its threads; scikit-learn passes
+ * omp_get_max_threads() as num_threads) and is governed like no request.
+ * A count below it is the program's choice. */
+static int echo_of_default(unsigned n)
+{
+    return n >= 2 && (n == g_default || n == g_budget);
 }
 
 /* ---------------------------------------------------------------- */
@@ -263,7 +305,7 @@ unsigned ngo_decide(const ngo_ask *a)
     if (t_depth)
         t_depth++;
     if (level > 0) {
-        unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0));
+        unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0), now);
         unsigned cut = nested(a, level, a->clause, budget);
         return cut ? cut : a->clause;
     }
@@ -274,17 +316,63 @@ unsigned ngo_decide(const ngo_ask *a)
     unsigned c = callers(1);
     unsigned promise = t_promise;
     t_promise = 0;
-    if (a->clause || t_own_count)
+    int echo = a->clause && echo_of_default(a->clause);
+    if ((a->clause && !echo) || t_own_count)
         return explicit_team(a, c);
-    unsigned share = share_of(c);
-    unsigned icv = (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
+    unsigned cores = cores_now(c, now);
+    unsigned share = cores / c ? cores / c : 1;
+    /* the most it may get: the runtime's count, or the clause it echoes */
+    unsigned icv = echo ? a->clause : (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
     unsigned give = share > promise ? share : promise;
     give = give < icv ? give : icv;
     if (g_debug)
-        ngo_say("%s %s: outermost, runtime would give %u, %u caller%s share %u cores%s -> %u",
-                a->rt->kind, a->entry, icv, c, c == 1 ? "" : "s", g_budget,
+        ngo_say("%s %s: outermost, %s %u, %u caller%s share %u cores%s%s -> %u", a->rt->kind,
+                a->entry, echo ? "num_threads echoing the default" : "runtime would give", icv, c,
+                c == 1 ? "" : "s", cores, cores < g_budget ? " (others' load leaves free)" : "",
                 promise > share ? " (kept what omp_get_max_threads said)" : "", give);
-    return give < icv ? give : 0;
+    return give < icv || echo ? give : 0;
+}
+
+unsigned ngo_blas_enter(int *counted)
+{
+    /* Inside a region (or another BLAS call), the call is part of a team's
+     * work: not a caller anew, and its pool is 1 thread (as OpenBLAS's
+     * OpenMP build runs calls from inside a region; its pthreads build
+     * would otherwise add its whole pool to each thread of the team). */
+    *counted = 1;
+    if (t_depth) {
+        t_depth++;
+        return 1;
+    }
+    if (ngo_in_gomp_region()) {
+        *counted = 0;   /* a team's thread: no region of its own to end */
+        return 1;
+    }
+    uint64_t now = now_ms();
+    recount(now);
+    arrive(now);
+    t_depth = 1;
+    return share_of(callers(1), now);
+}
+
+/* A thread that asks omp_get_max_threads outside any region counts as a
+ * caller for the window, as if it had run a region: OpenBLAS's OpenMP
+ * build asks on every call and runs small ones on the calling thread
+ * alone, with no region; its threads busy that way are callers too. */
+static void touch(uint64_t now)
+{
+    if (t_depth)
+        return;
+    if (t_slot == -1)
+        t_slot = claim_slot();
+    if (t_slot < 0)
+        return;
+    uint64_t was = atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed);
+    if (was & ST_INSIDE)
+        return;
+    was = atomic_exchange(&slots[t_slot].state, ST_COUNTED | (now & ST_MS));
+    if (!(was & ST_COUNTED))
+        atomic_fetch_add(&g_recent, 1);
 }
 
 int ngo_max_threads(const ngo_rt *rt)
@@ -292,7 +380,10 @@ int ngo_max_threads(const ngo_rt *rt)
     int icv = call_int0(rt, NGO_OMP_GET_MAX_THREADS, 1);
     if (t_own_count || icv <= 1 || call_int0(rt, NGO_OMP_GET_LEVEL, 0) > 0)
         return icv;
-    unsigned share = share_of(callers(1));
+    uint64_t now = now_ms();
+    recount(now);
+    touch(now);
+    unsigned share = share_of(callers(1), now);
     unsigned give = share < (unsigned)icv ? share : (unsigned)icv;
     t_promise = give;
     if (g_debug && give < (unsigned)icv)
@@ -307,6 +398,12 @@ int ngo_set_num_threads(int n)
         if (g_debug)
             ngo_say("omp_set_num_threads(%d) echoes omp_get_max_threads: not passed on", n);
         return 0;
+    }
+    if (n > 0 && echo_of_default((unsigned)n)) {
+        t_own_count = 0;
+        if (g_debug)
+            ngo_say("omp_set_num_threads(%d) echoes the default: this thread stays governed", n);
+        return 1;
     }
     t_own_count = n > 0;
     if (g_debug)
@@ -341,6 +438,8 @@ static void after_fork_child(void)
     atomic_store(&g_hiwater, 0);
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
+    atomic_store(&g_pool_seen, 0);
+    atomic_store(&g_pool_since, 0);
     t_slot = -1;
     t_depth = 0;   /* a fork inside a region: the child's way out ends nothing */
     t_promise = 0;
@@ -357,19 +456,44 @@ static unsigned long env_count(const char *name, unsigned long max)
     return n && *end == '\0' && n <= max ? n : 0;
 }
 
-static unsigned budget_from_env(const char **from)
+/* The CPUs of the process's affinity (what the runtimes count by default). */
+static unsigned affinity_cpus(void)
 {
-    unsigned long n = env_count("NUMAGUARD_OMP_CORES", 65536);
-    if (n) {
-        *from = "NUMAGUARD_OMP_CORES";
-        return (unsigned)n;
-    }
     cpu_set_t set;
-    *from = "the process's CPU affinity";
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return (unsigned)CPU_COUNT(&set);
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     return c > 0 ? (unsigned)c : 1;
+}
+
+/* The budget, lowered to the cgroup's CPU quota (a process with a quota of
+ * one core gains nothing from a team of two; the plugin lowers
+ * NUMAGUARD_OMP_CORES the same way, numaguard exec or a quota set by
+ * hand may not). */
+static unsigned budget_from_env(const char **from)
+{
+    unsigned long n = env_count("NUMAGUARD_OMP_CORES", 65536);
+    *from = n ? "NUMAGUARD_OMP_CORES" : "the process's CPU affinity";
+    unsigned b = n ? (unsigned)n : affinity_cpus();
+    unsigned q = ngo_quota_cores();
+    if (q && q < b) {
+        *from = n ? "NUMAGUARD_OMP_CORES, lowered to the cgroup's CPU quota"
+                  : "the process's CPU affinity, lowered to the cgroup's CPU quota";
+        b = q;
+    }
+    return b;
+}
+
+/* The count a thread that set none gets: OMP_NUM_THREADS's first number
+ * ("4" or "4,2"), else the CPUs of the affinity (libgomp and libomp). */
+static unsigned default_team(void)
+{
+    const char *v = getenv("OMP_NUM_THREADS");
+    char *end;
+    unsigned long n = v && *v >= '1' && *v <= '9' ? strtoul(v, &end, 10) : 0;
+    if (n && n <= 65536 && (*end == '\0' || *end == ','))
+        return (unsigned)n;
+    return affinity_cpus();
 }
 
 /* NUMAGUARD_OMP_WINDOW_MS: how long a caller counts after its last
@@ -389,12 +513,17 @@ __attribute__((constructor)) static void ngo_init(void)
     g_debug = d && *d && strcmp(d, "0") != 0;
     const char *from = "";
     g_budget = budget_from_env(&from);
+    g_default = default_team();
     g_window_ms = window_from_env();
+    const char *l = getenv("NUMAGUARD_OMP_LOAD");
+    g_look_at_load = !(l && strcmp(l, "0") == 0);
+    ngo_load_init();
     pthread_key_create(&g_key, thread_gone);
     pthread_atfork(NULL, NULL, after_fork_child);
     if (g_debug)
         ngo_say("governing OpenMP teams: %u cores (from %s), callers counted in their regions "
-                "and %u ms after",
-                g_budget, from, (unsigned)g_window_ms);
+                "and %u ms after; a count of %u is the default's echo%s",
+                g_budget, from, (unsigned)g_window_ms, g_default,
+                g_look_at_load ? "" : "; others' load not looked at (NUMAGUARD_OMP_LOAD=0)");
     ngo_rt_scan_static();
 }

@@ -56,6 +56,23 @@ enum ngo_sym {
     NGO_OMP_GET_ACTIVE_LEVEL,
     NGO_OMP_GET_MAX_ACTIVE_LEVELS,
     NGO_OMP_GET_TEAM_SIZE,
+    /* BLAS entry points that run a library's own pool (blas.c) */
+    NGO_CBLAS_SGEMM,
+    NGO_CBLAS_DGEMM,
+    NGO_CBLAS_CGEMM,
+    NGO_CBLAS_ZGEMM,
+    NGO_CBLAS_SSYRK,
+    NGO_CBLAS_DSYRK,
+    NGO_CBLAS_CSYRK,
+    NGO_CBLAS_ZSYRK,
+    NGO_SGEMM,
+    NGO_DGEMM,
+    NGO_SGESV,
+    NGO_DGESV,
+    NGO_CGESV,
+    NGO_ZGESV,
+    /* the program's own count for OpenBLAS's pool */
+    NGO_OPENBLAS_SET_NUM_THREADS,
     NGO_SYM_COUNT
 };
 
@@ -65,6 +82,8 @@ typedef struct ngo_rt {
     const char *kind;            /* "libgomp", "libomp", or the object's name */
     char name[64];               /* its file name, for messages */
     void *fn[NGO_SYM_COUNT];     /* NULL where this runtime lacks the symbol */
+    _Atomic int blas;            /* blas.c: which BLAS pool it runs (0: not looked at yet) */
+    void *blas_ctl[3];           /* blas.c: its pool's controls, from it or its dependencies */
 } ngo_rt;
 
 /** The runtime whose @p sym the code at return address @p site would have
@@ -72,9 +91,25 @@ typedef struct ngo_rt {
  *  runtime defines @p sym the process is told once and exits 127, as the
  *  dynamic linker would have for an undefined symbol. */
 NGO_HIDDEN const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym);
+/** 1 when this thread is inside a parallel region of a libgomp met so far. */
+NGO_HIDDEN int ngo_in_gomp_region(void);
 /** Called once from the constructor: say (once) which loaded objects carry
  *  an OpenMP runtime linked in statically, whose regions are not governed. */
 NGO_HIDDEN void ngo_rt_scan_static(void);
+
+/* ---- load.c: the task's cores, as others use them ---- */
+
+/** Called once from the constructor: the process's CPUs, the tick. */
+NGO_HIDDEN void ngo_load_init(void);
+/** Of @p budget cores, those others leave free (at least 1): the load on
+ *  the process's CPUs that is not this process's, sampled at most every
+ *  100 ms by one caller (@p now: ms), 3/4 of a core free counting as free. */
+NGO_HIDDEN unsigned ngo_free_cores(uint64_t now, unsigned budget);
+/** Others' load at the last sample, in hundredths of a core (debug). */
+NGO_HIDDEN unsigned ngo_others_pct(void);
+/** The cores the process's cgroup CPU quota allows (cgroup v2 cpu.max,
+ *  v1 cpu.cfs_quota_us, the lowest on the way up), at least 1; 0 = none. */
+NGO_HIDDEN unsigned ngo_quota_cores(void);
 
 /* ---- gov.c: the decision ---- */
 
@@ -93,6 +128,13 @@ NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
  *  the thread counts for the window from now on, then no longer. Called
  *  on the same thread, once per ngo_decide() of a region that ran. */
 NGO_HIDDEN void ngo_region_end(void);
+/** A BLAS call that may run its library's own pool begins on this thread:
+ *  it counts as a caller as an outermost region does. Returns the pool
+ *  size to use for it: the share of the cores; 1 inside an OpenMP region
+ *  or another BLAS call (a team's work).
+ *  *@p counted: 1 when ngo_region_end() must be called once the call
+ *  returned, 0 (a thread of a libgomp team) when not. */
+NGO_HIDDEN unsigned ngo_blas_enter(int *counted);
 /** omp_get_max_threads() as the governor answers it. */
 NGO_HIDDEN int ngo_max_threads(const ngo_rt *rt);
 /** omp_set_num_threads(n): 1 if it must reach the runtime, 0 if it only

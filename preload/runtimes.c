@@ -50,6 +50,21 @@ static const char *const sym_names[NGO_SYM_COUNT] = {
     [NGO_OMP_GET_ACTIVE_LEVEL] = "omp_get_active_level",
     [NGO_OMP_GET_MAX_ACTIVE_LEVELS] = "omp_get_max_active_levels",
     [NGO_OMP_GET_TEAM_SIZE] = "omp_get_team_size",
+    [NGO_CBLAS_SGEMM] = "cblas_sgemm",
+    [NGO_CBLAS_DGEMM] = "cblas_dgemm",
+    [NGO_CBLAS_CGEMM] = "cblas_cgemm",
+    [NGO_CBLAS_ZGEMM] = "cblas_zgemm",
+    [NGO_CBLAS_SSYRK] = "cblas_ssyrk",
+    [NGO_CBLAS_DSYRK] = "cblas_dsyrk",
+    [NGO_CBLAS_CSYRK] = "cblas_csyrk",
+    [NGO_CBLAS_ZSYRK] = "cblas_zsyrk",
+    [NGO_SGEMM] = "sgemm_",
+    [NGO_DGEMM] = "dgemm_",
+    [NGO_SGESV] = "sgesv_",
+    [NGO_DGESV] = "dgesv_",
+    [NGO_CGESV] = "cgesv_",
+    [NGO_ZGESV] = "zgesv_",
+    [NGO_OPENBLAS_SET_NUM_THREADS] = "openblas_set_num_threads",
 };
 
 /* The runtimes met so far (a process rarely has more than two). */
@@ -138,6 +153,29 @@ static const ngo_rt *rt_at(uintptr_t base, const char *path)
     return found;
 }
 
+static int dyn_defines(const struct dl_phdr_info *info, const char *name);
+
+/* The first loaded object (not this library) that defines @p name. */
+struct find_def {
+    const char *name;
+    void *p;
+};
+
+static int find_def_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct find_def *f = data;
+    if (!info->dlpi_name || !*info->dlpi_name || info->dlpi_addr == self_base() ||
+        strncmp(base_name(info->dlpi_name), "linux-vdso", 10) == 0 || !dyn_defines(info, f->name))
+        return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+        f->p = dlsym(h, f->name);
+        dlclose(h);
+    }
+    return f->p != NULL;
+}
+
 /* The definition of @p sym the caller at @p site would have bound to. */
 static void *real_for_site(uintptr_t site, enum ngo_sym sym)
 {
@@ -155,12 +193,21 @@ static void *real_for_site(uintptr_t site, enum ngo_sym sym)
     }
     if (!p || object_of(p, NULL) == self_base())
         p = dlsym(RTLD_NEXT, sym_names[sym]);
+    if (!p) {
+        /* Called through a pointer another object resolved (scikit-learn
+         * calls dgemm_ through scipy's cython_blas table, which bound to
+         * this library): neither the caller's scope nor the global one
+         * has it; the loaded object that defines it does. */
+        struct find_def f = {sym_names[sym], NULL};
+        dl_iterate_phdr(find_def_one, &f);
+        p = f.p;
+    }
     return p;
 }
 
 static void no_runtime(enum ngo_sym sym)
 {
-    ngo_say("no OpenMP runtime defines %s for its caller; exiting as the dynamic linker "
+    ngo_say("no loaded object defines %s for its caller; exiting as the dynamic linker "
             "would have", sym_names[sym]);
     _exit(127);
 }
@@ -197,6 +244,20 @@ const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym)
         }
     }
     return resolve(site, sym);
+}
+
+/* Is this thread inside a parallel region of a libgomp met so far? (A
+ * BLAS call from a team's thread is the team's work, not a caller.)
+ * libomp is not asked: its omp_get_level registers a thread it has not
+ * seen as a new root. */
+int ngo_in_gomp_region(void)
+{
+    unsigned n = atomic_load_explicit(&n_rts, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        if (rts[i].fn[NGO_OMP_GET_LEVEL] && strcmp(rts[i].kind, "libgomp") == 0 &&
+            ((int (*)(void))rts[i].fn[NGO_OMP_GET_LEVEL])() > 0)
+            return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -239,17 +300,21 @@ static int dyn_table_of(const struct dl_phdr_info *info, dyn_table *t)
     *t = (dyn_table){.syment = sizeof(ElfW(Sym))};
     if (!dyn)
         return 0;
+    /* The loader relocates these addresses, except in objects it did not
+     * load itself (the vDSO): there they are offsets from the base. */
+#define DPTR(d) ((d)->d_un.d_ptr < info->dlpi_addr ? (d)->d_un.d_ptr + info->dlpi_addr : (d)->d_un.d_ptr)
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
-        case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)dyn->d_un.d_ptr; break;
-        case DT_STRTAB: t->strtab = (const char *)dyn->d_un.d_ptr; break;
+        case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)DPTR(dyn); break;
+        case DT_STRTAB: t->strtab = (const char *)DPTR(dyn); break;
         case DT_STRSZ: t->strsz = dyn->d_un.d_val; break;
         case DT_SYMENT: t->syment = dyn->d_un.d_val; break;
-        case DT_HASH: t->nsyms = ((const uint32_t *)dyn->d_un.d_ptr)[1]; break;
-        case DT_GNU_HASH: t->gnuhash = (const uint32_t *)dyn->d_un.d_ptr; break;
+        case DT_HASH: t->nsyms = ((const uint32_t *)DPTR(dyn))[1]; break;
+        case DT_GNU_HASH: t->gnuhash = (const uint32_t *)DPTR(dyn); break;
         default: break;
         }
     }
+#undef DPTR
     return 1;
 }
 

@@ -8,7 +8,9 @@
 #                                    and Debian's PyTorch (python3-torch,
 #                                    the DDP run of bench/ddp.sh: 158
 #                                    packages, 139 MB to download, 601 MB
-#                                    installed, ~50 s on Debian 12)
+#                                    installed, ~50 s on Debian 12),
+#                                    scikit-learn and ImageMagick (the real
+#                                    programs of bench/real.sh)
 #   sh tests/install-deps.sh check   what `make check` needs (the default):
 #                                    the demo's set and the test toolchain
 #                                    (QEMU, clang, valgrind, packaging tools,
@@ -48,7 +50,7 @@ bubblewrap charliecloud-runtime podman runc uidmap debootstrap"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;
-    bench) set_name=bench pkgs="$check python3-torch" ;;
+    bench) set_name=bench pkgs="$check python3-torch python3-sklearn imagemagick" ;;
     *) echo "usage: sh tests/install-deps.sh [demo|check|bench]" >&2; exit 2 ;;
 esac
 missing=""

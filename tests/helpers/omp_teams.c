@@ -6,6 +6,13 @@
  *     MODE plain     #pragma omp parallel (the default)
  *          setnum K  each caller first calls omp_set_num_threads(K)
  *          clause K  num_threads(K) on every region
+ *          clausemax num_threads(M) on every region, M = omp_get_max_threads()
+ *                    asked once by the main thread before the callers start
+ *                    (scikit-learn's pattern): "clausemax M" is printed
+ *          tail MS   as plain; then, when every caller is done, the others
+ *                    return and caller 0 goes on alone for MS ms of short
+ *                    regions (the pool's last caller): its teams in the
+ *                    second half of that time, "tail N ones M last L"
  *          nested    each region opens an inner region (nesting enabled):
  *                    the inner teams are reported
  *          maxthr    work sized by omp_get_max_threads() before each region,
@@ -51,6 +58,8 @@ static unsigned tmin[MAX_CALLERS], tmax[MAX_CALLERS], tlast[MAX_CALLERS], tones[
 #define MAX_SEQ 64
 static unsigned tseq[MAX_CALLERS][MAX_SEQ];
 static unsigned long missed;
+static int clausemax;
+static unsigned tail_n, tail_ones, tail_last;
 static unsigned arrived, finished, ncallers;
 
 static volatile double sink;
@@ -123,8 +132,9 @@ static unsigned one_region(void)
             long_body(&c);
         }
         n = c.n;
-    } else if (strcmp(mode, "clause") == 0) {
-#pragma omp parallel num_threads(k)
+    } else if (strcmp(mode, "clause") == 0 || strcmp(mode, "clausemax") == 0) {
+        int want = clausemax ? clausemax : k;
+#pragma omp parallel num_threads(want)
         {
 #pragma omp single
             n = (unsigned)omp_get_num_threads();
@@ -214,6 +224,18 @@ static void *caller(void *arg)
     /* Keep calling (not recorded) until every caller is done: each
      * recorded region ran while all the callers were there. */
     regions_until_all(&finished);
+    if (strcmp(mode, "tail") == 0 && id == 0) {
+        /* The pool's last caller: alone from now on (the others return). */
+        double t0 = now_s(), end = t0 + k * 1e-3, half = t0 + k * 0.5e-3;
+        for (double t = t0; t < end; t = now_s()) {
+            unsigned n = one_region();
+            if (t >= half) {
+                tail_n++;
+                tail_ones += n == 1;
+                tail_last = n;
+            }
+        }
+    }
     if (long_mode()) {
         /* The others stay, outside any region; caller 0 is alone once
          * their last regions are older than the window. */
@@ -234,11 +256,15 @@ int main(int argc, char **argv)
     mode = argc > 3 ? argv[3] : "plain";
     k = argc > 4 ? atoi(argv[4]) : 1;
     if (nc < 1 || nc > MAX_CALLERS || regions < 1 || k < 1) {
-        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|nested|maxthr|long MS|longnest MS|start MS]\n");
+        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|clausemax|nested|maxthr|long MS|longnest MS|start MS|tail MS]\n");
         return 2;
     }
     if (strcmp(mode, "nested") == 0)
         omp_set_max_active_levels(2);
+    if (strcmp(mode, "clausemax") == 0) {
+        clausemax = omp_get_max_threads();
+        printf("clausemax %d\n", clausemax);
+    }
     ncallers = nc;
     pthread_barrier_init(&start, NULL, nc);
     pthread_barrier_init(&after, NULL, nc);
@@ -268,6 +294,8 @@ int main(int argc, char **argv)
     }
     if (long_mode())
         printf("alone %u\n", alone);
+    if (strcmp(mode, "tail") == 0)
+        printf("tail %u ones %u last %u\n", tail_n, tail_ones, tail_last);
     printf("all %u-%u max_threads %d\n", lo, hi, omp_get_max_threads());
     printf("slots_missed %lu\n", missed);
     printf("ones %u of %u\n", ones, nc * regions);

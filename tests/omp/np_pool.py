@@ -23,4 +23,4 @@ c0 = a @ b   # a single caller first
 with ThreadPoolExecutor(n) as ex:
     bad = sum(ex.map(work, range(n)))
 c1 = a @ b   # and after the pool
-print("ok bad=%d secs=%.2f" % (bad, time.time() - t))
+print("ok bad=%d secs=%.3f" % (bad, time.time() - t))

@@ -41,6 +41,12 @@ for p in "$NGT_BUILD/tests/omp_teams" "$NGT_BUILD/tests/clang/omp_teams"; do
     ones=$(NUMAGUARD_OMP_WINDOW_MS=2000 ngc_srun -n 1 -c "$n" --omp-guard=adaptive "$p" 16 100 2>/dev/null | sed -n 's/^ones \([0-9]*\) of .*/\1/p')
     ok $([ "${ones:-0}" -ge 1440 ]; echo $?) \
         "$(basename "$(dirname "$p")")/omp_teams: 16 callers share $n cores: teams of 1 in $ones of 1600 regions (>= 90%)"
+    ngc_wait_idle 10
+    # torch's pattern: each caller sets omp_set_num_threads(OMP_NUM_THREADS),
+    # the count the plugin exported: the default's echo, governed
+    ones=$(NUMAGUARD_OMP_WINDOW_MS=2000 ngc_srun -n 1 -c "$n" --omp-guard=adaptive "$p" 8 100 setnum "$n" 2>/dev/null | sed -n 's/^ones \([0-9]*\) of .*/\1/p')
+    ok $([ "${ones:-0}" -ge 720 ]; echo $?) \
+        "$(basename "$(dirname "$p")")/omp_teams: 8 callers with omp_set_num_threads($n) each (the task's OMP_NUM_THREADS): teams of 1 in $ones of 800 regions (>= 90%)"
 done
 ngc_wait_idle 10
 out=$(ngc_srun -n 1 --numa-policy=local,verbose --omp-guard=adaptive true 2>&1)

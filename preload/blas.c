@@ -1,0 +1,224 @@
+/* BLAS libraries with a pool of their own (docs/omp-adaptive.md, "BLAS
+ * pools"): the governor interposes the calls that run most of numpy's
+ * threaded work (cblas_?gemm for matmul and dot, cblas_?syrk for a @ a.T,
+ * ?gesv_ for linalg.solve), counts each caller as it counts the callers of
+ * outermost OpenMP regions, and sizes the library's pool to the caller's
+ * share before the call, where the library lets it:
+ *
+ *  - OpenBLAS, pthreads build (openblas_get_parallel() == 1): one global
+ *    count (openblas_set_num_threads sets blas_cpu_number for every
+ *    thread; so does openblas_set_num_threads_local of 0.3.27+, which
+ *    returns the old count). Set only when the share changes; never above
+ *    the count OpenBLAS started with (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)
+ *    or the program's own openblas_set_num_threads.
+ *  - OpenBLAS, OpenMP build (2): its pool is OpenMP regions, governed as
+ *    any (omp_get_max_threads, which it asks on every call); nothing here.
+ *  - MKL (mkl_rt): mkl_set_num_threads_local, per thread, before each
+ *    call whose share differs from the thread's last one; never above
+ *    mkl_get_max_threads() as the call found it.
+ *  - BLIS (bli_thread_set_num_threads): one global count with no cap the
+ *    governor could read back; said once, not governed.
+ *  - anything else (reference BLAS, one thread): forwarded, nothing said.
+ *
+ * Each call is forwarded to the definition its caller would have bound to
+ * (runtimes.c). */
+#include "gov.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdatomic.h>
+
+#define SITE ((uintptr_t)__builtin_return_address(0))
+
+enum { BLAS_UNKNOWN = 0, BLAS_NONE, BLAS_OPENBLAS_PTHREADS, BLAS_OPENBLAS_OPENMP, BLAS_MKL,
+       BLAS_BLIS };
+
+/* OpenBLAS pthreads: the count it started with (or the program set), and
+ * the one the governor set last (0: none yet). One library per process in
+ * practice; a second OpenBLAS shares these (said in the docs). */
+static _Atomic int ob_cap, ob_set;
+#define NGO_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+static NGO_TLS int t_mkl_set;   /* this thread's last mkl_set_num_threads_local */
+
+/* The pool's controls, looked up from the library's handle: in it or its
+ * dependencies (Debian's libblas.so.3 of OpenBLAS is a thin library over
+ * libopenblas.so.0, which holds them). */
+enum { CTL_SET, CTL_GET, CTL_PAR };
+
+static void *ctl(const ngo_rt *rt, const char *name)
+{
+    return rt->handle ? dlsym(rt->handle, name) : NULL;
+}
+
+static int call0(void *fn, int dflt)
+{
+    return fn ? ((int (*)(void))fn)() : dflt;
+}
+
+/* Which pool @p rt runs, looked at once (said once where it cannot be governed). */
+static int kind_of_blas(const ngo_rt *rt)
+{
+    ngo_rt *w = (ngo_rt *)rt;   /* the blas fields are this file's to fill */
+    int k = atomic_load_explicit(&w->blas, memory_order_acquire);
+    if (k)
+        return k;
+    void *ob_par = ctl(rt, "openblas_get_parallel"), *ob_set_fn = ctl(rt, "openblas_set_num_threads");
+    void *mkl_set = ctl(rt, "mkl_set_num_threads_local"), *mkl_max = ctl(rt, "mkl_get_max_threads");
+    if (ob_par && ob_set_fn) {
+        int par = call0(ob_par, 0);
+        k = par == 1 ? BLAS_OPENBLAS_PTHREADS : par == 2 ? BLAS_OPENBLAS_OPENMP : BLAS_NONE;
+        w->blas_ctl[CTL_SET] = ob_set_fn;
+        w->blas_ctl[CTL_GET] = ctl(rt, "openblas_get_num_threads");
+        if (k == BLAS_OPENBLAS_PTHREADS) {
+            int zero = 0, n = call0(w->blas_ctl[CTL_GET], 1);
+            atomic_compare_exchange_strong(&ob_cap, &zero, n > 0 ? n : 1);
+        }
+    } else if (mkl_set && mkl_max) {
+        k = BLAS_MKL;
+        w->blas_ctl[CTL_SET] = mkl_set;
+        w->blas_ctl[CTL_GET] = mkl_max;
+    } else if (ctl(rt, "bli_thread_set_num_threads")) {
+        k = BLAS_BLIS;
+    } else {
+        k = BLAS_NONE;
+    }
+    int was = 0;
+    if (atomic_compare_exchange_strong(&w->blas, &was, k)) {
+        if (k == BLAS_BLIS)
+            ngo_say("%s (BLIS) sizes its pool by one global count: its calls are not governed "
+                    "(BLIS_NUM_THREADS=1 for a pool of callers)", rt->name);
+        else if (ngo_debug_on())
+            ngo_say("%s: %s", rt->name,
+                    k == BLAS_OPENBLAS_PTHREADS ? "OpenBLAS, pthreads build: its pool governed"
+                    : k == BLAS_OPENBLAS_OPENMP ? "OpenBLAS, OpenMP build: its OpenMP regions governed"
+                    : k == BLAS_MKL ? "MKL: its pool governed per thread"
+                                    : "no pool of its own");
+    }
+    return was ? was : k;
+}
+
+/* Size the library's pool for this thread's call: @p share cores. */
+static void size_pool(const ngo_rt *rt, unsigned share)
+{
+    int k = kind_of_blas(rt);
+    if (k == BLAS_OPENBLAS_PTHREADS) {
+        int cap = atomic_load_explicit(&ob_cap, memory_order_relaxed);
+        int want = (int)share < cap ? (int)share : cap;
+        if (atomic_exchange_explicit(&ob_set, want, memory_order_relaxed) != want) {
+            ((void (*)(int))rt->blas_ctl[CTL_SET])(want);
+            if (ngo_debug_on())
+                ngo_say("%s: OpenBLAS's pool set to %d (its cap %d)", rt->name, want, cap);
+        }
+    } else if (k == BLAS_MKL) {
+        int max = call0(rt->blas_ctl[CTL_GET], 1);
+        int want = (int)share < max ? (int)share : max;
+        if (want != t_mkl_set) {
+            ((int (*)(int))rt->blas_ctl[CTL_SET])(want);
+            t_mkl_set = want;
+        }
+    }
+}
+
+static const ngo_rt *enter(uintptr_t site, enum ngo_sym sym, int *counted)
+{
+    const ngo_rt *rt = ngo_rt_for_site(site, sym);
+    unsigned share = ngo_blas_enter(counted);
+    if (share)
+        size_pool(rt, share);
+    return rt;
+}
+
+static void leave(int counted)
+{
+    if (counted)
+        ngo_region_end();
+}
+
+/* The program's own count: the cap from now on (0 or less: OpenBLAS's own
+ * default, which it keeps as the cap too). */
+NGO_EXPORT void openblas_set_num_threads(int n)
+{
+    const ngo_rt *rt = ngo_rt_for_site(SITE, NGO_OPENBLAS_SET_NUM_THREADS);
+    ((void (*)(int))rt->fn[NGO_OPENBLAS_SET_NUM_THREADS])(n);
+    if (kind_of_blas(rt) == BLAS_OPENBLAS_PTHREADS) {
+        int now = call0(rt->blas_ctl[CTL_GET], 1);
+        atomic_store(&ob_cap, now > 0 ? now : 1);
+        atomic_store(&ob_set, now);
+        if (ngo_debug_on())
+            ngo_say("openblas_set_num_threads(%d): the program's count, %d at most from now on", n,
+                    now);
+    }
+}
+
+/* cblas_?gemm: order, transa, transb, m, n, k, alpha, a, lda, b, ldb,
+ * beta, c, ldc (alpha and beta by value for s and d, by pointer for c, z). */
+#define GEMM(name, sym, T, S)                                                                   \
+    NGO_EXPORT void name(int o, int ta, int tb, int m, int n, int k, S al, const T *a, int lda, \
+                         const T *b, int ldb, S be, T *c, int ldc)                              \
+    {                                                                                           \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                    \
+        ((void (*)(int, int, int, int, int, int, S, const T *, int, const T *, int, S, T *,     \
+                   int))rt->fn[sym])(o, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);       \
+        leave(counted);                                                                         \
+    }
+GEMM(cblas_sgemm, NGO_CBLAS_SGEMM, float, float)
+GEMM(cblas_dgemm, NGO_CBLAS_DGEMM, double, double)
+GEMM(cblas_cgemm, NGO_CBLAS_CGEMM, void, const void *)
+GEMM(cblas_zgemm, NGO_CBLAS_ZGEMM, void, const void *)
+
+/* cblas_?syrk: order, uplo, trans, n, k, alpha, a, lda, beta, c, ldc. */
+#define SYRK(name, sym, T, S)                                                                   \
+    NGO_EXPORT void name(int o, int up, int tr, int n, int k, S al, const T *a, int lda, S be,  \
+                         T *c, int ldc)                                                         \
+    {                                                                                           \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                    \
+        ((void (*)(int, int, int, int, int, S, const T *, int, S, T *, int))rt->fn[sym])(       \
+            o, up, tr, n, k, al, a, lda, be, c, ldc);                                           \
+        leave(counted);                                                                         \
+    }
+SYRK(cblas_ssyrk, NGO_CBLAS_SSYRK, float, float)
+SYRK(cblas_dsyrk, NGO_CBLAS_DSYRK, double, double)
+SYRK(cblas_csyrk, NGO_CBLAS_CSYRK, void, const void *)
+SYRK(cblas_zsyrk, NGO_CBLAS_ZSYRK, void, const void *)
+
+/* Fortran BLAS ?gemm_ (PyTorch calls these): transa, transb, m, n, k,
+ * alpha, a, lda, b, ldb, beta, c, ldc, all by reference, then the two
+ * hidden lengths of the character arguments that gfortran-compiled
+ * callers pass (C callers such as PyTorch do not: what is in those two
+ * stack slots is passed on unread; OpenBLAS's and the reference BLAS's
+ * own code never reads them). */
+#define FGEMM(name, sym)                                                                       \
+    NGO_EXPORT void name(const char *ta, const char *tb, const int *m, const int *n,          \
+                         const int *k, const void *al, const void *a, const int *lda,         \
+                         const void *b, const int *ldb, const void *be, void *c,              \
+                         const int *ldc, unsigned long la, unsigned long lb)                  \
+    {                                                                                          \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                   \
+        ((void (*)(const char *, const char *, const int *, const int *, const int *,          \
+                   const void *, const void *, const int *, const void *, const int *,         \
+                   const void *, void *, const int *, unsigned long, unsigned long))           \
+             rt->fn[sym])(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc, la, lb);            \
+        leave(counted);                                                                        \
+    }
+FGEMM(sgemm_, NGO_SGEMM)
+FGEMM(dgemm_, NGO_DGEMM)
+
+/* LAPACK's ?gesv_ (Fortran: every argument by reference, no character
+ * argument, so no hidden lengths): n, nrhs, a, lda, ipiv, b, ldb, info. */
+#define GESV(name, sym)                                                                       \
+    NGO_EXPORT void name(const int *n, const int *nrhs, void *a, const int *lda, int *ipiv,   \
+                         void *b, const int *ldb, int *info)                                  \
+    {                                                                                         \
+        int counted;                                                                            \
+        const ngo_rt *rt = enter(SITE, sym, &counted);                                                  \
+        ((void (*)(const int *, const int *, void *, const int *, int *, void *, const int *, \
+                   int *))rt->fn[sym])(n, nrhs, a, lda, ipiv, b, ldb, info);                  \
+        leave(counted);                                                                       \
+    }
+GESV(sgesv_, NGO_SGESV)
+GESV(dgesv_, NGO_DGESV)
+GESV(cgesv_, NGO_CGESV)
+GESV(zgesv_, NGO_ZGESV)
