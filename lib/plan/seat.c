@@ -405,6 +405,10 @@ static void cut_identical(ngi_planner *p, comp *k)
      * demand: slices may be sized as the objective prefers, but no core of
      * it may stay idle (the nearest were taken first). */
     int exact = hwloc_bitmap_isequal(k->region, k->home) ? 1 : 2;
+    /* Widened tasks (rule 2) keep the even share, within one core: the
+     * cutter may not trade sizes for alignment over their spill. */
+    if (ngi_plan_released(p, k->tasks[0]))
+        exact = 3;
     ngi_plan_cut_units(p, units, n, order, k->n, base, e, exact);
     if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
         home_share_cut(p, k, units, n, order, want);

@@ -280,7 +280,8 @@ void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, uns
 /** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
  *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
  *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may
- *  hand out all @p n); 2: no unit idle beyond what the sizes leave. Marks
+ *  hand out all @p n); 2: no unit idle beyond what the sizes leave; 3:
+ *  both, and no slice below base (widened tasks). Marks
  *  them used. Returns the family chosen or -1. */
 int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                       const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);
