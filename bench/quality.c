@@ -33,6 +33,7 @@
  * Uses only the public API (lib/include/numaguard.h). */
 #include "quality.h"
 #include "../tests/unit/corpus.h"
+#include "../tests/unit/plan/fair.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -329,196 +330,25 @@ static void gpu_task(const ng_topology *topo, const ng_task_plan *tp, unsigned t
     hwloc_bitmap_free(local);
 }
 
-/* ---- planner v5's defect families (issue 37) ------------------------- */
-
-/* Cores of @pus per CPU-bearing node (topology index); returns the main one. */
-static unsigned node_cores(const ng_topology *topo, hwloc_const_bitmap_t pus, unsigned *cnt)
+/* Planner v5's defect families (issue 37): tests/unit/plan/fair.h; the
+ * widening ones without -c only (-c may ask a task off its package). */
+static void v5_defects(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                       totals *tt)
 {
-    hwloc_topology_t hw = ng_topology_hwloc(topo);
-    unsigned nn = ng_topology_numa_count(topo), main = 0;
-    hwloc_bitmap_t part = hwloc_bitmap_alloc();
-    for (unsigned i = 0; i < nn; i++) {
-        cnt[i] = 0;
-        if (!ng_topology_numa(topo, i)->has_cpus)
-            continue;
-        hwloc_bitmap_and(part, ng_topology_numa(topo, i)->cpus, pus);
-        cnt[i] = cores_in(hw, part);
-        if (cnt[i] > cnt[main])
-            main = i;
+    char why[256] = "";
+    int verbose = getenv("NG_QUALITY_VERBOSE") != NULL;
+    unsigned long *fam[4] = {&tt->wide_over, &tt->wide_half, &tt->remote_crowded, &tt->scattered_local};
+    static const char *const name[4] = {"wide-over", "wide-half", "remote-crowded", "scattered-local"};
+    for (int f = 0; f < 4; f++) {
+        why[0] = 0;
+        unsigned n = f == 2 ? fair_remote(topo, plan, allowed, why, sizeof why)
+                   : f == 3 ? fair_scattered(topo, plan, allowed, why, sizeof why)
+                   : cur_cpt ? 0 : fair_widened(topo, plan, allowed, f, why, sizeof why);
+        *fam[f] += n;
+        if (n && verbose)
+            fprintf(stderr, "%s: %s nt=%u -c %u allowed %s: %s\n", name[f], cur_name,
+                    ng_plan_task_count(plan), cur_cpt, list_of(allowed), why);
     }
-    hwloc_bitmap_free(part);
-    return main;
-}
-
-/* The packages of a task's GPUs' local CPUs. */
-static void gpu_packages(const ng_topology *topo, const ng_task_plan *tp, hwloc_bitmap_t pk)
-{
-    hwloc_bitmap_t local = hwloc_bitmap_alloc();
-    for (unsigned k = 0; k < tp->n_gpus; k++)
-        hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
-    packages_of(ng_topology_hwloc(topo), local, pk);
-    hwloc_bitmap_free(local);
-}
-
-/* Widened GPU tasks (cores off their GPU's package, no -c): beyond the
- * even share + 1, or while the package held half their even share or more
- * (cap cores for k tasks of the same packages: 2 cap nt >= alloc k). */
-static void v5_widened(const ng_topology *topo, const ng_plan *plan, unsigned alloc,
-                       hwloc_const_bitmap_t allowed, totals *tt)
-{
-    hwloc_topology_t hw = ng_topology_hwloc(topo);
-    unsigned nt = ng_plan_task_count(plan);
-    hwloc_bitmap_t pk = hwloc_bitmap_alloc(), pk2 = hwloc_bitmap_alloc();
-    for (unsigned t = 0; t < nt; t++) {
-        const ng_task_plan *tp = ng_plan_task(plan, t);
-        if (!tp->n_gpus || tp->gpu_remote)
-            continue;
-        gpu_packages(topo, tp, pk);
-        if (hwloc_bitmap_isincluded(tp->cpus, pk))
-            continue;
-        unsigned k = 0, size = cores_in(hw, tp->cpus);
-        for (unsigned o = 0; o < nt; o++) {
-            const ng_task_plan *op = ng_plan_task(plan, o);
-            if (!op->n_gpus)
-                continue;
-            gpu_packages(topo, op, pk2);
-            k += hwloc_bitmap_isequal(pk, pk2);
-        }
-        hwloc_bitmap_and(pk2, pk, allowed);
-        unsigned long cap = cores_in(hw, pk2);
-        /* a package with fewer cores than its tasks sends some out: not widening */
-        int over = size > alloc / nt + 1, half = cap >= k && 2ul * cap * nt >= (unsigned long)alloc * k;
-        tt->wide_over += over;
-        tt->wide_half += half;
-        if ((over || half) && getenv("NG_QUALITY_VERBOSE"))
-            fprintf(stderr, "widened%s%s: %s nt=%u task %u: %u cores, package %lu for %u, allowed %s\n",
-                    over ? " beyond-share" : "", half ? " at-half" : "", cur_name, nt, t, size, cap,
-                    k, list_of(allowed));
-    }
-    hwloc_bitmap_free(pk);
-    hwloc_bitmap_free(pk2);
-}
-
-/* Distance from the nearest node of GPU task @tp's GPUs to node i. */
-static unsigned gpu_dist(const ng_topology *topo, const ng_task_plan *tp, unsigned i)
-{
-    unsigned best = ~0u;
-    for (unsigned k = 0; k < tp->n_gpus; k++) {
-        int os;
-        hwloc_bitmap_foreach_begin(os, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->numa_nodes) {
-            unsigned d = ng_topology_distance(topo, (unsigned)os, ng_topology_numa(topo, i)->os_index);
-            best = d && d < best ? d : best;
-        } hwloc_bitmap_foreach_end();
-    }
-    return best;
-}
-
-/* Remote GPU tasks: their main node keeps fewer allocated cores not held
- * by other tasks than a node as near their GPU (unknown distance: none). */
-static void v5_remote(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
-                      unsigned *cnt, unsigned *own, totals *tt)
-{
-    unsigned nt = ng_plan_task_count(plan), nn = ng_topology_numa_count(topo);
-    hwloc_bitmap_t others = hwloc_bitmap_alloc(), free_r = hwloc_bitmap_alloc();
-    for (unsigned t = 0; t < nt; t++) {
-        const ng_task_plan *tp = ng_plan_task(plan, t);
-        if (!tp->n_gpus || !tp->gpu_remote)
-            continue;
-        hwloc_bitmap_zero(others);
-        for (unsigned o = 0; o < nt; o++)
-            if (o != t)
-                hwloc_bitmap_or(others, others, ng_plan_task(plan, o)->cpus);
-        hwloc_bitmap_andnot(free_r, allowed, others);
-        unsigned m = node_cores(topo, tp->cpus, own);
-        node_cores(topo, free_r, cnt);
-        unsigned dm = gpu_dist(topo, tp, m);
-        int bad = 0;
-        for (unsigned i = 0; i < nn && dm != ~0u && !bad; i++)
-            bad = ng_topology_numa(topo, i)->has_cpus && gpu_dist(topo, tp, i) == dm && cnt[i] > cnt[m];
-        tt->remote_crowded += bad;
-        if (bad && getenv("NG_QUALITY_VERBOSE"))
-            fprintf(stderr, "remote-crowded: %s nt=%u task %u node %u, allowed %s\n", cur_name, nt, t,
-                    ng_topology_numa(topo, m)->os_index, list_of(allowed));
-    }
-    hwloc_bitmap_free(others);
-    hwloc_bitmap_free(free_r);
-}
-
-/* The fewest nodes a local GPU task of @size cores needs: its GPUs'
- * nodes' allocated cores first, then the nodes with the most. */
-static unsigned nodes_needed(const ng_topology *topo, const ng_task_plan *tp, unsigned size,
-                             const unsigned *alloc_cnt)
-{
-    unsigned nn = ng_topology_numa_count(topo), have = 0, nodes = 0;
-    unsigned char *taken = calloc(nn + 1, 1);
-    for (unsigned i = 0; i < nn; i++)
-        if (alloc_cnt[i] && gpu_dist(topo, tp, i) == 10) {
-            taken[i] = 1;
-            have += alloc_cnt[i];
-            nodes++;
-        }
-    while (have < size) {
-        int best = -1;
-        for (unsigned i = 0; i < nn; i++)
-            if (!taken[i] && alloc_cnt[i] && (best < 0 || alloc_cnt[i] > alloc_cnt[best]))
-                best = (int)i;
-        if (best < 0)
-            break;
-        taken[best] = 1;
-        have += alloc_cnt[best];
-        nodes++;
-    }
-    free(taken);
-    return nodes;
-}
-
-/* Local GPU tasks over more nodes than needed beside a remote GPU task on one node. */
-static void v5_scattered(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
-                         unsigned *cnt, unsigned *own, totals *tt)
-{
-    hwloc_topology_t hw = ng_topology_hwloc(topo);
-    unsigned nt = ng_plan_task_count(plan), nn = ng_topology_numa_count(topo);
-    int compact_remote = 0;
-    for (unsigned t = 0; t < nt; t++) {
-        const ng_task_plan *tp = ng_plan_task(plan, t);
-        unsigned nodes = 0;
-        if (!tp->n_gpus || !tp->gpu_remote)
-            continue;
-        node_cores(topo, tp->cpus, own);
-        for (unsigned i = 0; i < nn; i++)
-            nodes += own[i] > 0;
-        compact_remote |= nodes == 1;
-    }
-    if (!compact_remote)
-        return;
-    node_cores(topo, allowed, cnt);
-    for (unsigned t = 0; t < nt; t++) {
-        const ng_task_plan *tp = ng_plan_task(plan, t);
-        unsigned nodes = 0;
-        if (!tp->n_gpus || tp->gpu_remote)
-            continue;
-        node_cores(topo, tp->cpus, own);
-        for (unsigned i = 0; i < nn; i++)
-            nodes += own[i] > 0;
-        int bad = nodes > nodes_needed(topo, tp, cores_in(hw, tp->cpus), cnt);
-        tt->scattered_local += bad;
-        if (bad && getenv("NG_QUALITY_VERBOSE"))
-            fprintf(stderr, "scattered-local: %s nt=%u task %u: %u nodes, allowed %s\n", cur_name, nt,
-                    t, nodes, list_of(allowed));
-    }
-}
-
-static void v5_defects(const ng_topology *topo, const ng_plan *plan, unsigned alloc,
-                       hwloc_const_bitmap_t allowed, totals *tt)
-{
-    unsigned nn = ng_topology_numa_count(topo);
-    unsigned *cnt = calloc(nn + 1, sizeof *cnt), *own = calloc(nn + 1, sizeof *own);
-    if (!cur_cpt)
-        v5_widened(topo, plan, alloc, allowed, tt);
-    v5_remote(topo, plan, allowed, cnt, own, tt);
-    v5_scattered(topo, plan, allowed, cnt, own, tt);
-    free(cnt);
-    free(own);
 }
 
 /* GPU plans: their tasks over two L3s (no oracle: GPU homes fix sizes). */
@@ -686,7 +516,7 @@ static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_cons
                 ng_plan_task(plan, 0)->n_gpus, idle, alloc);
     if (gpu) {
         gpu_l3(topo, plan, allowed, tt);
-        v5_defects(topo, plan, alloc, allowed, tt);
+        v5_defects(topo, plan, allowed, tt);
     }
     else
         against_oracles(topo, plan, allowed, tt);

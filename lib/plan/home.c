@@ -5,6 +5,7 @@
  * it home, then the lowest). seat.c seats the tasks from their homes. */
 #include "private/plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,20 +27,29 @@ static void units_in(const ngi_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitm
 }
 
 /* Per domain: tasks whose home touches it (claim), and its allocated
- * units in no home yet (left); kept as homes are set. */
+ * units no home task will take (left: the units less the even share of
+ * each task calling it home, a home over several domains claiming its
+ * share from each in proportion); kept as homes are set. A local home
+ * claims its tasks' share, not the whole node: the GH200 model with
+ * cores 62-133 has node 0's 10 cores and node 1's 62 each claimed by one
+ * task of 18; node 1 keeps 44 for the remote tasks, node 0 none. */
 typedef struct claims {
     unsigned *claim, *left;
+    unsigned share;        /* the even share: units / tasks, at least 1 */
 } claims;
 
 static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, claims *c)
 {
+    unsigned hs = (unsigned)hwloc_bitmap_weight(home);
     for (unsigned d = 0; d < p->n_doms; d++) {
         if (!ngi_plan_touches(p, home, d))
             continue;
         c->claim[d]++;
+        unsigned in = 0;
         for (unsigned i = 0; i < p->doms[d].count; i++)
-            if (hwloc_bitmap_isset(home, p->doms[d].first + i) && c->left[d])
-                c->left[d]--;
+            in += hwloc_bitmap_isset(home, p->doms[d].first + i);
+        unsigned want = (unsigned)(((unsigned long)c->share * in + hs - 1) / hs);
+        c->left[d] = c->left[d] > want ? c->left[d] - want : 0;
     }
 }
 
@@ -58,9 +68,10 @@ static unsigned dist_to(const ngi_planner *p, hwloc_const_bitmap_t src, unsigned
 }
 
 /* Rule 5: among domains equally near, the one holding more of the
- * allocation that no other home holds yet (XE8640, GPU 0 remote, cores
- * 24-39: node 2's 12 rather than node 1's 4), then the fewest tasks calling
- * it home (twin remote GPUs spread), then the lowest. */
+ * allocation that no home task will take (XE8640, GPU 0 remote, cores
+ * 24-39: node 2's 12 rather than node 1's 4; GH200, cores 62-133: node 1's
+ * 62 shared by one task rather than node 0's 10), then the fewest tasks
+ * calling it home (twin remote GPUs spread), then the lowest. */
 static int nearer(unsigned dist, unsigned left, unsigned claim, unsigned bdist, unsigned bleft,
                   unsigned bclaim)
 {
@@ -87,26 +98,32 @@ static void remote_home(ngi_planner *p, unsigned t, const int *gpus, unsigned n,
             best_d = dist;
         }
     }
-    hwloc_bitmap_free(src);
     p->home[t] = hwloc_bitmap_alloc();
     hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
                            (int)(p->doms[best].first + p->doms[best].count - 1));
     cl->claim[best]++;
-    cl->left[best] = 0;
-    char names[128];
+    cl->left[best] = cl->left[best] > cl->share ? cl->left[best] - cl->share : 0;
+    char names[128], on[48] = "";
     ng_gpu_list_format(p->topo, gpus, n, names, sizeof(names));
+    int gos = hwloc_bitmap_first(src);
+    if (gos >= 0)
+        snprintf(on, sizeof on, " (on NUMA node %d)", gos);
+    unsigned bos = ng_topology_numa(p->topo, (unsigned)p->doms[best].mem)->os_index;
     if (known)
-        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it; using the "
-                              "nearest NUMA node by distance", names);
+        ngi_plan_warn(p->plan, "GPU %s%s: no allowed core is local to it; its task uses NUMA "
+                              "node %u, the nearest with the most cores to spare",
+                      names, on, bos);
     else
-        ngi_plan_warn(p->plan, "GPU %s: no allowed core is local to it and NUMA "
-                              "distances cannot tell which is nearest", names);
+        ngi_plan_warn(p->plan, "GPU %s%s: no allowed core is local to it and NUMA "
+                              "distances cannot tell which is nearest: its task uses NUMA node %u",
+                      names, on, bos);
+    hwloc_bitmap_free(src);
 }
 
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, ngpu = ng_topology_gpu_count(p->topo);
-    claims cl = {calloc(p->n_doms, sizeof *cl.claim), calloc(p->n_doms, sizeof *cl.left)};
+    claims cl = {calloc(p->n_doms, sizeof *cl.claim), calloc(p->n_doms, sizeof *cl.left), 1};
     hwloc_bitmap_t local = hwloc_bitmap_alloc();
     if (!cl.claim || !cl.left || !local) {
         free(cl.claim);
@@ -116,6 +133,7 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
     }
     for (unsigned d = 0; d < p->n_doms; d++)
         cl.left[d] = p->doms[d].count;
+    cl.share = p->n_units / nt ? p->n_units / nt : 1;
     /* Local homes first, so remote tasks see them when spreading. */
     for (int pass = 0; pass < 2; pass++)
         for (unsigned t = 0; t < nt; t++) {
