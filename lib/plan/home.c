@@ -27,9 +27,10 @@ static void units_in(const ngi_planner *p, hwloc_const_bitmap_t cpus, hwloc_bitm
 }
 
 /* Per domain: tasks whose home touches it (claim), and its allocated
- * units no home task will take (left: the units less the even share of
- * each task calling it home, a home over several domains claiming its
- * share from each in proportion); kept as homes are set. A local home
+ * units no home task will take (left: the units less the share of each
+ * task calling it home, the even share or -c's cores, a home over several
+ * domains claiming from its first domains first, as its cut fills them);
+ * kept as homes are set. A local home
  * claims its tasks' share, not the whole node: the GH200 model with
  * cores 62-133 has node 0's 10 cores and node 1's 62 each claimed by one
  * task of 18; node 1 keeps 44 for the remote tasks, node 0 none. */
@@ -40,16 +41,14 @@ typedef struct claims {
 
 static void add_claims(const ngi_planner *p, hwloc_const_bitmap_t home, claims *c)
 {
-    unsigned hs = (unsigned)hwloc_bitmap_weight(home);
+    unsigned want = c->share;
     for (unsigned d = 0; d < p->n_doms; d++) {
         if (!ngi_plan_touches(p, home, d))
             continue;
         c->claim[d]++;
-        unsigned in = 0;
-        for (unsigned i = 0; i < p->doms[d].count; i++)
-            in += hwloc_bitmap_isset(home, p->doms[d].first + i);
-        unsigned want = (unsigned)(((unsigned long)c->share * in + hs - 1) / hs);
-        c->left[d] = c->left[d] > want ? c->left[d] - want : 0;
+        unsigned take = c->left[d] < want ? c->left[d] : want;
+        c->left[d] -= take;
+        want -= take;
     }
 }
 
@@ -134,6 +133,11 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen)
     for (unsigned d = 0; d < p->n_doms; d++)
         cl.left[d] = p->doms[d].count;
     cl.share = p->n_units / nt ? p->n_units / nt : 1;
+    /* -c as a size (plan.c's set_sizes): each task claims -c's cores. */
+    unsigned smt = p->max_smt ? p->max_smt : 1;
+    unsigned cap = p->req->cpus_per_task ? (p->req->cpus_per_task + smt - 1) / smt : 0;
+    if (cap && (unsigned long)cap * nt <= p->n_units)
+        cl.share = cap;
     /* Local homes first, so remote tasks see them when spreading. */
     for (int pass = 0; pass < 2; pass++)
         for (unsigned t = 0; t < nt; t++) {
