@@ -289,7 +289,13 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan, int net)
             printf("%s\n", *nics ? nics : "-");
         }
     }
-    for (unsigned t = 0; net && t < ng_plan_task_count(plan); t++) {
+}
+
+/* --net-affinity's variables, after the table and the explanation (v4
+ * printed them between: 32 lines before the --explain text). */
+static void plan_net_env(const ng_plan *plan)
+{
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         for (unsigned k = 0; k < tp->n_net_env; k++)
             printf("env %u %s=%s\n", t, tp->net_env[k].name, tp->net_env[k].value);
@@ -467,6 +473,8 @@ int cmd_plan(int argc, char **argv)
             plan_text(topo, plan, req.net.mode != NG_NET_OFF);
         if (why && !o.common.json && !cli_draw_stdout(&o.common))
             why_plan_text(plan, why);
+        if (!o.common.json && !cli_draw_stdout(&o.common) && req.net.mode != NG_NET_OFF)
+            plan_net_env(plan);
         if (!o.common.json)
             plan_warnings(plan, &req);
         rc = draw(&o, topo, plan, cpus);
