@@ -109,13 +109,14 @@ static void sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
     free(k);
 }
 
-/* Components: GPU tasks whose homes overlap (common.c's union-find).
- * Returns how many, -1 without memory. */
+/* Components: GPU tasks whose homes overlap (common.c's union-find), a
+ * remote task never with local ones (rule 4: they are seated after, from
+ * what the local ones leave). Returns how many, -1 without memory. */
 static int build_comps(ngi_planner *p, comp *c)
 {
     unsigned nt = p->req->ntasks;
     int *id = malloc(nt * sizeof *id);
-    int nc = id ? ngi_plan_group_tasks(p, p->home, id) : -1;
+    int nc = id ? ngi_plan_group_tasks_apart(p, p->home, id, 1) : -1;
     for (int i = 0; i < nc; i++) {
         c[i].tasks = malloc(nt * sizeof(unsigned));
         c[i].home = hwloc_bitmap_alloc();
@@ -344,36 +345,6 @@ static void home_share_cut(ngi_planner *p, comp *k, const unsigned *units, unsig
     free(sp);
 }
 
-static unsigned home_units(const ngi_planner *p, const comp *k, unsigned t)
-{
-    hwloc_bitmap_t x = hwloc_bitmap_alloc();
-    hwloc_bitmap_and(x, p->slice[t], k->home);
-    unsigned n = (unsigned)hwloc_bitmap_weight(x);
-    hwloc_bitmap_free(x);
-    return n;
-}
-
-/* A remote task (its GPU has no allowed local core) shares a home with
- * local ones: of two slices of one size (or sizes one apart: a +1 is no
- * task's own), the local task takes the one with more home cores (the
- * spill goes to the task whose GPU is elsewhere). */
-static void local_first(ngi_planner *p, const comp *k, const unsigned *order)
-{
-    for (unsigned a = 0; a < k->n; a++)
-        for (unsigned b = 0; b < k->n; b++) {
-            unsigned ta = order[a], tb = order[b];
-            unsigned sa = p->size[ta], sb = p->size[tb];
-            if (p->plan->tasks[ta].gpu_remote || !p->plan->tasks[tb].gpu_remote ||
-                sa > sb + 1 || sb > sa + 1 || home_units(p, k, tb) <= home_units(p, k, ta))
-                continue;
-            hwloc_bitmap_t x = p->slice[ta];
-            p->slice[ta] = p->slice[tb];
-            p->slice[tb] = x;
-            p->size[ta] = sb;
-            p->size[tb] = sa;
-        }
-}
-
 static void cut_identical(ngi_planner *p, comp *k)
 {
     unsigned n = 0, base = ~0u, e = 0;
@@ -412,7 +383,6 @@ static void cut_identical(ngi_planner *p, comp *k)
     ngi_plan_cut_units(p, units, n, order, k->n, base, e, exact);
     if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
         home_share_cut(p, k, units, n, order, want);
-    local_first(p, k, order);
     free(want);
     free(order);
     free(units);

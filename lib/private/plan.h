@@ -239,6 +239,10 @@ const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n
  *  for CPU-only tasks. Returns the number of groups, -1 without memory.
  *  bound.c groups by package, seat.c by home. */
 int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id);
+/** The same; with @p remote_apart, remote GPU tasks (no allowed core
+ *  local to their GPUs) never join a group of local ones (seat.c). */
+int ngi_plan_group_tasks_apart(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id,
+                               int remote_apart);
 
 /* domains.c: units in domain-major order, domains, distances. */
 int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
