@@ -237,7 +237,8 @@ void ngi_plan_note_idle(ngi_planner *p)
              "kept on its GPU's socket: %u allocated core%s idle on other sockets", idle,
              idle == 1 ? "" : "s");
     snprintf(p->plan->note_widened, sizeof p->plan->note_widened,
-             "widened: its GPU's socket holds under half its even share; memory on its GPU's node");
+             "widened: its GPU's socket holds under half its even share; memory on its GPU's node "
+             "first, then its cores' nodes");
     for (unsigned t = 0; t < nt; t++) {
         if (ngi_plan_released(p, t))
             p->plan->tasks[t].note = p->plan->note_widened;
