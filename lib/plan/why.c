@@ -501,8 +501,8 @@ static void gpu_alternatives(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts,
         a = alt(w, 0, mods);
         if (a && shape_of(w, a, t, doms).pkgs == 1)
             offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
-                  "--cpus-per-task 0 (none) would keep it on one socket: %u cores",
-                  shape_of(w, a, t, doms).cores);
+                  "--cpus-per-task 0 (none) would keep it on one socket: %u CPUs",
+                  shape_of(w, a, t, doms).pus);
     }
     hwloc_bitmap_free(doms);
     hwloc_bitmap_free(gd);
@@ -567,7 +567,7 @@ static void fixed_idle(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsig
         const ng_plan *a = alt(w, 0, w->req->policy.mods);
         if (a)
             offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
-                  "--cpus-per-task 0 (none) would give it %u cores", shape_of(w, a, t, doms).cores);
+                  "--cpus-per-task 0 (none) would give it %u CPUs", shape_of(w, a, t, doms).pus);
     }
     hwloc_bitmap_free(doms);
 }
