@@ -285,6 +285,7 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         return -1;
     if (p->n_units < nt) {
         p->plan->sizing = (ngi_sizing){.units = p->n_units, .smt = p->max_smt, .shared = 1};
+        ngi_plan_warn_remote(p);
         if (ngi_plan_share_cores(p, err, errlen) < 0)
             return -1;
     } else {
@@ -294,6 +295,8 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         note_sizing(p);
         if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
             return -1;
+        ngi_plan_settle_remote(p);
+        ngi_plan_warn_remote(p);
         ngi_plan_note_idle(p);
         warn_idle(p);
     }

@@ -271,6 +271,11 @@ void ngi_plan_note_idle(ngi_planner *p);
 
 /* home.c: GPU tasks' homes. */
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
+/** After the cut (docs/planner.md rule 4): a remote task moves to the domain as near its
+ *  GPU that keeps the most cores no other task holds. */
+void ngi_plan_settle_remote(ngi_planner *p);
+/** Each remote GPU task's warning (its GPU's node, its home's node). */
+void ngi_plan_warn_remote(ngi_planner *p);
 /** 1 if @p set (unit indices) holds a unit of domain @p d. */
 int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d);
 

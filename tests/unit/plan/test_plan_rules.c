@@ -383,6 +383,33 @@ static int rules_v5(const ng_topology *topo, const job *j, char *why, size_t len
     return good;
 }
 
+/* Rule 3 with -c (the even share and half of it, as make plan-quality):
+ * remote tasks on the equally near node with the most unclaimed cores
+ * once the local tasks are cut (ngi_plan_settle_remote), no local task
+ * scattered beside a compact remote one. The widening families do not
+ * apply: -c may ask a task off its package. */
+static unsigned long v5_c_plans;
+
+static int rules_v5_c(const ng_topology *topo, job j, char *why, size_t len)
+{
+    unsigned cores = cores_in(topo, j.allowed), even = j.nt ? cores / j.nt : 0;
+    unsigned smt = smt_of(topo, j.allowed);
+    for (unsigned c = even; c >= 1; c = c >= 4 && c == even ? even / 2 : 0) {
+        j.c = c * smt;
+        ng_plan *p = plan_of(topo, &j);
+        char w[256] = "";
+        int good = !p || (fair_remote(topo, p, j.allowed, w, sizeof w) == 0 &&
+                          fair_scattered(topo, p, j.allowed, w, sizeof w) == 0);
+        v5_c_plans += p != NULL;
+        ng_plan_free(p);
+        if (!good) {
+            snprintf(why, len, "%u tasks x %u GPUs, -c %u: %s", j.nt, j.gpt, j.c, w);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 typedef struct rules_run {
     char why[512];
     int good1, good5, good_v5;
@@ -417,6 +444,12 @@ static int rules_one(const ng_topology *topo, const char *name, void *arg)
             job j = {ngpu / 2, 2, 0, 0, "local", allowed};
             r->good_v5 = rules_v5(topo, &j, r->why, sizeof r->why);
         }
+        for (unsigned per = 1; ngpu && per <= 8 && r->good_v5; per++)
+            r->good_v5 = rules_v5_c(topo, (job){ngpu * per, 1, 0, 0, "local", allowed}, r->why,
+                                    sizeof r->why);
+        if (ngpu >= 2 && r->good_v5)
+            r->good_v5 = rules_v5_c(topo, (job){ngpu / 2, 2, 0, 0, "local", allowed}, r->why,
+                                    sizeof r->why);
         if (!r->good_v5)
             tap_diag("%s, allocation %d: %s", name, k, r->why);
     }
@@ -441,10 +474,11 @@ static void corpus(void)
        idle_plans, options_planned);
     ok(good5, "rule 5: a remote GPU's task on the equally near node holding most of the "
        "allocation (%lu tied cases)", tie_cases);
-    ok(r.good_v5 && v5_widened > 0, "planner v5 over %lu GPU plans (%lu widened tasks): widened "
-       "only under half, at most the even share + 1, within one core, nearest cores first; remote "
-       "tasks on the node with the most unclaimed cores; no local task scattered beside a "
-       "compact remote one", v5_plans, v5_widened);
+    ok(r.good_v5 && v5_widened > 0 && v5_c_plans > 0, "planner v5 over %lu GPU plans (%lu "
+       "widened tasks) and %lu with -c: widened only under half, at most the even share + 1, "
+       "within one core, nearest cores first; remote tasks on the node with the most unclaimed "
+       "cores; no local task scattered beside a compact remote one", v5_plans, v5_widened,
+       v5_c_plans);
 }
 
 /* One plan from the issue: task 0's CPUs and memory nodes. */
