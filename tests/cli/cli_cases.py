@@ -696,6 +696,22 @@ ok(rc == 0 and "warning: the NIC filter (net_allow/net_deny) leaves every task w
    "node's RDMA NICs are rdmap" in err, "p5 --net-allow mlx5_0: a warning that no task gets a NIC", err)
 
 
+# Planner v5 rule 4 (docs/planner.md): once the slices are cut, a remote
+# task moves to the equally near node with the most cores to spare. Corona,
+# cores 18-35,66-83 (nodes 3-5), 16 tasks -c 2, GPUs round robin: GPU 3
+# (node 7, as near nodes 4 and 5) had all its tasks on node 4 with 1 core
+# to spare there and 2 on node 5; its first task now takes node 5's (34,82)
+# and the warning names both nodes.
+check_plan("corona 16 tasks -c 2, cpus 18-35,66-83: GPU 3's first task on node 5",
+           "corona-naples-4xmi50-opencl.xml",
+           ["--tasks", "16", "--cpus-per-task", "2", "--cpus", "18-35,66-83",
+            "--task-gpus", ";".join(str(t % 4) for t in range(16))],
+           cpus=["18,66", "19,67", "30,78", "34,82", "20,68", "21,69", "31,79", "25,73",
+                 "22,70", "23,71", "32,80", "26,74", "28,76", "29,77", "33,81", "27,75"],
+           mems=[[3], [3], [5], [5], [3], [3], [5], [4], [3], [3], [5], [4], [4], [4], [5], [4]],
+           warn="GPU 0000:73:00.0 (on NUMA node 7): no allowed core is local to it; its tasks "
+                "use NUMA nodes 4-5, the nearest with the most cores to spare")
+
 # Over the corpus: plan refuses exactly the -c shapes srun refuses (tasks x
 # ceil(C / CPUs per core) beyond the step's cores), exit 2 naming them, and
 # plans the largest that fits; on the whole node and on its first half.
