@@ -33,6 +33,7 @@
  * Uses only the public API (lib/include/numaguard.h). */
 #include "quality.h"
 #include "../tests/unit/corpus.h"
+#include "../tests/unit/plan/fair.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -56,6 +57,15 @@ typedef struct totals {
      * tree says which), and the straddles, cross-socket straddles, GPU
      * tasks off their socket and over two packages of all other plans */
     unsigned long r2_plans, straddles_x, cross_x, off_x, two_x, l3_x;
+    /* planner v5 (issue 37), the defect families at 0: GPU tasks off their
+     * GPU's package with more than the even share + 1 cores (wide_over)
+     * or while that package held half their even share or more
+     * (wide_half); remote GPU tasks whose main node keeps fewer unclaimed
+     * allocated cores than a node as near their GPU (remote_crowded);
+     * local GPU tasks over more nodes than their home and the largest
+     * nodes need while a remote GPU task of the plan lies on one node
+     * (scattered_local). */
+    unsigned long wide_over, wide_half, remote_crowded, scattered_local;
     double eff_share_sum, eff_share_min;
 } totals;
 
@@ -320,6 +330,27 @@ static void gpu_task(const ng_topology *topo, const ng_task_plan *tp, unsigned t
     hwloc_bitmap_free(local);
 }
 
+/* Planner v5's defect families (issue 37): tests/unit/plan/fair.h; the
+ * widening ones without -c only (-c may ask a task off its package). */
+static void v5_defects(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
+                       totals *tt)
+{
+    char why[256] = "";
+    int verbose = getenv("NG_QUALITY_VERBOSE") != NULL;
+    unsigned long *fam[4] = {&tt->wide_over, &tt->wide_half, &tt->remote_crowded, &tt->scattered_local};
+    static const char *const name[4] = {"wide-over", "wide-half", "remote-crowded", "scattered-local"};
+    for (int f = 0; f < 4; f++) {
+        why[0] = 0;
+        unsigned n = f == 2 ? fair_remote(topo, plan, allowed, why, sizeof why)
+                   : f == 3 ? fair_scattered(topo, plan, allowed, why, sizeof why)
+                   : cur_cpt ? 0 : fair_widened(topo, plan, allowed, f, why, sizeof why);
+        *fam[f] += n;
+        if (n && verbose)
+            fprintf(stderr, "%s: %s nt=%u -c %u allowed %s: %s\n", name[f], cur_name,
+                    ng_plan_task_count(plan), cur_cpt, list_of(allowed), why);
+    }
+}
+
 /* GPU plans: their tasks over two L3s (no oracle: GPU homes fix sizes). */
 static void gpu_l3(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                    totals *tt)
@@ -466,7 +497,10 @@ static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_cons
         tt->idle_warned += warned;
         for (unsigned t = 0; t < nt; t++) {
             const ng_task_plan *tp = ng_plan_task(plan, t);
-            int starved = tp->n_gpus && 2ul * cores_in(hw, tp->cpus) * nt < alloc;
+            /* below half by a whole core: a package holding exactly half
+             * the even share gives some tasks its floor (JUSUF, 3 tasks on
+             * 64 of 128 cores: 21, 21 and 22 of 42.67), not starving */
+            int starved = tp->n_gpus && 2ul * (cores_in(hw, tp->cpus) + 1) * nt <= alloc;
             tt->starved += starved;
             if (starved && getenv("NG_QUALITY_VERBOSE"))
                 fprintf(stderr, "starved: %s nt=%u task %u gpu %d: %u cores of %u, %u idle\n",
@@ -480,8 +514,10 @@ static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_cons
     if (idle && getenv("NG_QUALITY_VERBOSE"))
         fprintf(stderr, "idle: %s nt=%u gpus=%u: %u of %u cores\n", cur_name, nt,
                 ng_plan_task(plan, 0)->n_gpus, idle, alloc);
-    if (gpu)
+    if (gpu) {
         gpu_l3(topo, plan, allowed, tt);
+        v5_defects(topo, plan, allowed, tt);
+    }
     else
         against_oracles(topo, plan, allowed, tt);
     double share = min_eff / ((double)alloc / nt);
@@ -605,10 +641,11 @@ static int sweep_dir(const char *dir)
            "gpu_two_packages\tl3_straddles\tl3_avoidable\tmixed_plans\tmixed_avoidable\t"
            "idle_equal_objective\tgpu_l3_straddles\tcpu_only_idle\tc_plans\tc_short\tstarved\t"
            "idle_plans\tidle_warned\tpkg_short\tr2_plans\tstraddling_x\tcross_socket_x\t"
-           "off_gpu_socket_x\tgpu_two_packages_x\tl3_straddles_x\n");
+           "off_gpu_socket_x\tgpu_two_packages_x\tl3_straddles_x\twide_over\twide_half\t"
+           "remote_crowded\tscattered_local\n");
     for (int f = 0; f < F_N; f++)
         printf("%s\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%.3f\t%.3f\t%lu\t%lu\t%lu\t%lu\t"
-               "%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n",
+               "%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\t%lu\n",
                fam_name[f],
                fam[f].plans, fam[f].tasks, fam[f].straddles, fam[f].cross_socket, fam[f].idle,
                fam[f].alloc_cores, fam[f].gpu_tasks, fam[f].off_socket, fam[f].off_socket_free,
@@ -617,7 +654,8 @@ static int sweep_dir(const char *dir)
                fam[f].l3_avoidable, fam[f].mixed_plans, fam[f].mixed_avoidable, fam[f].idle_equal,
                fam[f].gpu_l3_tasks, fam[f].cpu_idle, fam[f].c_plans, fam[f].c_short,
                fam[f].starved, fam[f].idle_plans, fam[f].idle_warned, fam[f].pkg_short,
-               fam[f].r2_plans, fam[f].straddles_x, fam[f].cross_x, fam[f].off_x, fam[f].two_x, fam[f].l3_x);
+               fam[f].r2_plans, fam[f].straddles_x, fam[f].cross_x, fam[f].off_x, fam[f].two_x, fam[f].l3_x,
+               fam[f].wide_over, fam[f].wide_half, fam[f].remote_crowded, fam[f].scattered_local);
     return 0;
 }
 

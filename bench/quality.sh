@@ -3,14 +3,15 @@
 # this tree against the previous release's planner (bench/quality.c, with
 # the oracles of bench/quality_oracle.c).
 # The releases compared are taken from git at run time (NG_QUALITY_BASES,
-# default "0ecd89c b181f95": planner v2 and planner v3, the two before this
-# one; 7c74009 is planner v1) and each built with its own Makefile into
+# default "b181f95 b89b623": planner v3 and planner v4, the last two
+# releases; 0ecd89c is planner v2, 7c74009 planner v1) and each built with
+# its own Makefile into
 # $BUILD/quality/prev-<base>; bench/quality.c uses only the public API, so
 # it links against any of them. Nothing old is committed. The table:
 # bench/quality_table.py.
 set -eu
 BUILD=${BUILD:-build}
-BASES=${NG_QUALITY_BASES:-${NG_QUALITY_BASE:-0ecd89c b181f95}}
+BASES=${NG_QUALITY_BASES:-${NG_QUALITY_BASE:-b181f95 b89b623}}
 CC=${CC:-cc}
 FLAGS="-O2 -std=c11 -Wall -Wextra -D_GNU_SOURCE"
 LIBS="-lhwloc -lnuma -ldl"

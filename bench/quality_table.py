@@ -83,6 +83,15 @@ def main(argv):
               f"{chain(f, 'mixed_plans')} | {chain(f, 'mixed_avoidable')} | "
               f"{chain(f, 'cpu_only_idle')} | {chain(f, 'idle_equal_objective')} | "
               f"{chain(f, 'gpu_l3_straddles')} |")
+    print()
+    print("Planner v5's defect families (issue 37), all to be 0")
+    print("| family | widened GPU tasks beyond the even share + 1 | widened GPU tasks whose package held half "
+          "their even share or more | remote GPU tasks on a node with fewer unclaimed cores than one as near | "
+          "local GPU tasks scattered beside a compact remote one |")
+    print("|---|---|---|---|---|")
+    for f in fams:
+        print(f"| {f} | {chain(f, 'wide_over')} | {chain(f, 'wide_half')} | {chain(f, 'remote_crowded')} | "
+              f"{chain(f, 'scattered_local')} |")
     return 0
 
 

@@ -202,8 +202,13 @@ static int task_gpu_lists(const ng_topology *topo, const plan_opts *o, unsigned 
             count[t]++;
         }
     }
+    if (t != o->tasks && t == 1 && strchr(o->task_gpus, ','))
+        return cli_error(2, "plan: --task-gpus \"%.64s\" is one group (one task with all of "
+                         "those GPUs) but --tasks is %u: ';' separates tasks, ',' one task's GPUs "
+                         "(\"0;1;2\": a GPU each)", o->task_gpus, o->tasks);
     if (t != o->tasks)
-        return cli_error(2, "plan: --task-gpus lists %u groups but --tasks is %u", t, o->tasks);
+        return cli_error(2, "plan: --task-gpus lists %u group%s but --tasks is %u: one group per "
+                         "task, ';' between them", t, t == 1 ? "" : "s", o->tasks);
     return 0;
 }
 
@@ -284,7 +289,13 @@ static void plan_text(const ng_topology *topo, const ng_plan *plan, int net)
             printf("%s\n", *nics ? nics : "-");
         }
     }
-    for (unsigned t = 0; net && t < ng_plan_task_count(plan); t++) {
+}
+
+/* --net-affinity's variables, after the table and the explanation (v4
+ * printed them between: 32 lines before the --explain text). */
+static void plan_net_env(const ng_plan *plan)
+{
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
         const ng_task_plan *tp = ng_plan_task(plan, t);
         for (unsigned k = 0; k < tp->n_net_env; k++)
             printf("env %u %s=%s\n", t, tp->net_env[k].name, tp->net_env[k].value);
@@ -324,6 +335,47 @@ static int foreign_cpus(const ng_topology *topo, const char *text, hwloc_const_c
                      n == 1 ? "" : "s", extra, n == 1 ? "is" : "are", have);
 }
 
+/* What srun refuses, refused here too (exit 2, the reason): a
+ * --cpus-per-task larger than the step's CPUs, or tasks x -c beyond them.
+ * Slurm allocates -c in whole cores (ceil(C / threads per core) each), so
+ * the step's cores are counted, at the PUs per core it has. The planner
+ * itself keeps its fallback (the even share) for a step srun did start. */
+static int slurm_refuses(const plan_opts *o, const ng_topology *topo, hwloc_const_cpuset_t given)
+{
+    if (!o->cpus_per_task)
+        return 0;
+    hwloc_topology_t hw = ng_topology_hwloc(topo);
+    hwloc_const_cpuset_t step = given ? given : ng_topology_allowed_cpus(topo);
+    unsigned pus = (unsigned)hwloc_bitmap_weight(step), cores = 0, smt = 1;
+    hwloc_bitmap_t x = hwloc_bitmap_alloc();
+    int n = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+    for (int c = 0; c < n; c++) {
+        hwloc_bitmap_and(x, hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)c)->cpuset, step);
+        unsigned w = (unsigned)hwloc_bitmap_weight(x);
+        cores += w > 0;
+        smt = w > smt ? w : smt;
+    }
+    hwloc_bitmap_free(x);
+    if (n <= 0)
+        cores = pus;
+    const char *where = given ? "the CPUs --cpus gives" : "this machine's CPUs";
+    if (o->cpus_per_task > pus)
+        return cli_error(2, "plan: --cpus-per-task %u is more than the %u CPUs of the step (%s): "
+                         "srun refuses it; at most --cpus-per-task %u", o->cpus_per_task, pus,
+                         where, pus);
+    unsigned long per = (o->cpus_per_task + smt - 1) / smt, need = per * o->tasks;
+    if (need <= cores)
+        return 0;
+    unsigned fit_c = (unsigned)(cores / o->tasks) * smt, fit_n = (unsigned)(cores / per);
+    char alt[96] = "";
+    if (fit_c)
+        snprintf(alt, sizeof alt, "--cpus-per-task %u or ", fit_c);
+    return cli_error(2, "plan: --tasks %u x --cpus-per-task %u need %lu cores (%lu each, %u CPU%s "
+                     "per core), but the step has %u cores, %u CPUs (%s): srun refuses it; use "
+                     "%s--tasks %u", o->tasks, o->cpus_per_task, need, per, smt, smt == 1 ? "" : "s",
+                     cores, pus, where, alt, fit_n);
+}
+
 static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_request *req,
                          hwloc_bitmap_t cpus, unsigned *count, unsigned *offset, int *gpus,
                          ng_nic_filter *filter)
@@ -333,6 +385,8 @@ static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_re
     req->cpus_per_task = o->cpus_per_task;
     if (ng_policy_parse(o->policy, &req->policy, err, sizeof(err)) < 0)
         return cli_error(2, "%s", err);
+    if (ng_policy_check_nodes(&req->policy, topo, err, sizeof err) < 0)
+        return cli_error(2, "plan: %s", err);
     if (!o->omp_given)
         req->omp.mode = NG_OMP_OFF;
     else if (ng_omp_guard_parse(o->omp, &req->omp, err, sizeof(err)) < 0)
@@ -351,6 +405,8 @@ static int build_request(const plan_opts *o, const ng_topology *topo, ng_plan_re
             return 2;
         req->allowed_cpus = cpus;
     }
+    if (slurm_refuses(o, topo, req->allowed_cpus))
+        return 2;
     if (o->gpus_per_task || o->task_gpus) {
         if (task_gpu_lists(topo, o, count, offset, gpus))
             return 2;
@@ -417,6 +473,8 @@ int cmd_plan(int argc, char **argv)
             plan_text(topo, plan, req.net.mode != NG_NET_OFF);
         if (why && !o.common.json && !cli_draw_stdout(&o.common))
             why_plan_text(plan, why);
+        if (!o.common.json && !cli_draw_stdout(&o.common) && req.net.mode != NG_NET_OFF)
+            plan_net_env(plan);
         if (!o.common.json)
             plan_warnings(plan, &req);
         rc = draw(&o, topo, plan, cpus);

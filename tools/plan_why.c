@@ -75,6 +75,21 @@ static void cut_text(unsigned i, const ng_plan_cut *c)
         printf("  %s\n", c->decided);
         return;
     }
+    /* Every candidate scoring the same: the table says nothing the tasks'
+     * lines ("that split won by a tie") do not (planner v5: 28 of 40
+     * lines of the 64-task GH200 case were such tables). JSON keeps it. */
+    const ng_cut_candidate *w = &c->candidates[c->chosen];
+    int tie = 1;
+    for (unsigned k = 0; k < c->n_candidates && tie; k++) {
+        const ng_cut_candidate *a = &c->candidates[k];
+        tie = a->min_effective == w->min_effective && a->min_cores == w->min_cores &&
+              a->idle == w->idle && a->straddles == w->straddles && a->spans == w->spans;
+    }
+    if (tie) {
+        printf("  %u candidates tie on every term: %s kept, the first found\n", c->n_candidates,
+               c->candidates[c->chosen].family);
+        return;
+    }
 
     printf("  %s won by %s\n", c->candidates[c->chosen].family, c->decided);
     printf("  %-17s %13s %9s %5s %9s %5s\n", "candidate", "min-effective", "min-cores", "idle",

@@ -88,44 +88,51 @@ static int build_groups(const ngi_planner *p, ngi_pkg_groups *g, hwloc_bitmap_t 
 
 /* Cores the step needs at level L (each GPU task at least one; a
  * released group's tasks L each, like CPU-only tasks). */
-static unsigned long demand(const ngi_pkg_groups *g, unsigned cpu_tasks, unsigned long L)
+static unsigned long demand(const ngi_pkg_groups *g, unsigned cpu_tasks, unsigned long L,
+                            unsigned long even)
 {
     unsigned long d = cpu_tasks * L;
     for (unsigned i = 0; i < g->n; i++) {
-        unsigned long want = g->k[i] * L < g->cap[i] || g->released[i] ? g->k[i] * L : g->cap[i];
+        unsigned long want = g->k[i] * L < g->cap[i] ? g->k[i] * L : g->cap[i];
+        if (g->released[i])
+            want = g->k[i] * (L < even ? L : even);
         d += want > g->k[i] ? want : g->k[i];
     }
     return d;
 }
 
 /* Rule 2 (docs/planner.md): a group whose packages give each of its tasks
- * less than half of the step's even share (floor(cap / k) * 2 < cores /
- * tasks) is released: its tasks take the even share like CPU-only tasks,
- * nearest cores first (seat.c), memory on their GPUs' nodes (mem.c).
- * Kept on its packages it would starve a GPU beside idle allocated cores
- * (g4dn.metal, 6 of 24 cores on GPU 0's socket: 6 cores, 18 idle). At
- * half or more, the package keeps it: the cores it leaves idle are said
- * (ngi_plan_note_idle). */
+ * strictly less than half of the step's even share (cap / k < cores /
+ * tasks / 2, compared exactly: 2 cap tasks < cores k) is released: its
+ * tasks take the even share (never more: floor(cores / tasks), a +1 at
+ * most) like CPU-only tasks, nearest cores first (seat.c), memory bound
+ * to their GPUs' nodes and their cores' (mem.c). Kept on its packages it
+ * would starve a GPU beside idle allocated cores (g4dn.metal, 6 of 24
+ * cores on GPU 0's socket: 6 cores, 18 idle). At exactly half or more the
+ * package keeps it (JUSUF, one GPU, 3 tasks: the socket's 64 of 128
+ * cores, 21 or 22 each, as with 2 or 4 tasks): the cores it leaves idle
+ * are said (ngi_plan_note_idle). Floors made 3 tasks on 64 of 128 cores
+ * (21 < 42.67 / 2 after rounding) widen while 2 and 4 did not. */
 static void release_starved(const ngi_planner *p, ngi_pkg_groups *g)
 {
     unsigned long n = p->n_units, nt = p->req->ntasks;
     for (unsigned i = 0; i < g->n; i++)
-        g->released[i] = 2ul * (g->cap[i] / g->k[i]) * nt < n;
+        g->released[i] = 2ul * g->cap[i] * nt < n * g->k[i];
 }
 
 /* The water level and the sizes it gives; the +1s are left in p->extra. */
 static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
 {
-    unsigned long lo = 1, hi = p->n_units;
+    unsigned long lo = 1, hi = p->n_units, even = p->n_units / p->req->ntasks;
     while (lo < hi) {
         unsigned long mid = (lo + hi + 1) / 2;
-        if (demand(g, cpu_tasks, mid) <= p->n_units)
+        if (demand(g, cpu_tasks, mid, even) <= p->n_units)
             lo = mid;
         else
             hi = mid - 1;
     }
     p->base = (unsigned)lo;
-    p->extra = p->n_units - (unsigned)demand(g, cpu_tasks, lo);
+    p->extra = p->n_units - (unsigned)demand(g, cpu_tasks, lo, even);
     for (unsigned i = 0; i < g->n; i++) {
         g->capped[i] = !g->released[i] && g->k[i] * lo >= g->cap[i];
         g->room[i] = g->capped[i] || g->released[i] ? 0 : g->cap[i] - g->k[i] * (unsigned)lo;
@@ -136,6 +143,9 @@ static void fill(ngi_planner *p, ngi_pkg_groups *g, unsigned cpu_tasks)
     for (unsigned t = 0; t < p->req->ntasks; t++) {
         int i = g->of_task[t];
         unsigned s = i >= 0 && g->capped[i] ? g->cap[i] / g->k[i] : p->base;
+        /* A widened task: the even share at most (its +1 from p->extra). */
+        if (i >= 0 && g->released[i] && s > even)
+            s = (unsigned)even;
         p->size[t] = s ? s : 1;
     }
     for (unsigned i = 0; i < g->n; i++)
@@ -227,7 +237,8 @@ void ngi_plan_note_idle(ngi_planner *p)
              "kept on its GPU's socket: %u allocated core%s idle on other sockets", idle,
              idle == 1 ? "" : "s");
     snprintf(p->plan->note_widened, sizeof p->plan->note_widened,
-             "widened: its GPU's socket holds under half its even share; memory on its GPU's node");
+             "widened: its GPU's socket holds under half its even share; memory on its GPU's node "
+             "first, then its cores' nodes");
     for (unsigned t = 0; t < nt; t++) {
         if (ngi_plan_released(p, t))
             p->plan->tasks[t].note = p->plan->note_widened;

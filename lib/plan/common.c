@@ -42,6 +42,12 @@ static int find_root(int *parent, int x)
  * the lower root wins, so groups are numbered in order of their first task. */
 int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id)
 {
+    return ngi_plan_group_tasks_apart(p, sets, id, 0);
+}
+
+int ngi_plan_group_tasks_apart(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id,
+                               int remote_apart)
+{
     unsigned nt = p->req->ntasks, n = 0;
     int *parent = malloc((nt ? nt : 1) * sizeof *parent);
     if (!parent)
@@ -50,7 +56,8 @@ int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *
         parent[a] = (int)a;
         id[a] = -1;
         for (unsigned b = 0; b < a && p->home[a]; b++)
-            if (p->home[b] && hwloc_bitmap_intersects(sets[a], sets[b])) {
+            if (p->home[b] && hwloc_bitmap_intersects(sets[a], sets[b]) &&
+                (!remote_apart || p->plan->tasks[a].gpu_remote == p->plan->tasks[b].gpu_remote)) {
                 int ra = find_root(parent, (int)a), rb = find_root(parent, (int)b);
                 parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
             }

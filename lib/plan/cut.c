@@ -282,8 +282,13 @@ int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
      * idle units than the sizes leave (a GPU component's spill region is
      * exactly its demand: an idle core there would be a core of the GPU's
      * package left idle while a task sits farther away). */
-    unsigned lo = fixed ? base : 1, hi = fixed ? base : exact == 1 ? base + (e > 0) : (p->cap ? p->cap : n);
-    int mode = exact == 1 ? NGI_CUT_EXACT : exact == 2 ? NGI_CUT_ABSORB | NGI_CUT_FULL : NGI_CUT_ABSORB;
+    unsigned lo = fixed || exact == 3 ? base : 1;
+    unsigned hi = fixed ? base : exact == 1 || exact == 3 ? base + (e > 0) : (p->cap ? p->cap : n);
+    /* exact 3: widened tasks (rule 2), every slice base or base+1, no
+     * unit of the region idle beyond what the sizes leave. */
+    int mode = exact == 1 ? NGI_CUT_EXACT
+             : exact == 2 ? NGI_CUT_ABSORB | NGI_CUT_FULL
+             : exact == 3 ? NGI_CUT_FULL : NGI_CUT_ABSORB;
     ngi_cut_score sc;
     ngi_cut_trace trace = {.chosen = -1};
     int fam = !base ? -1 : ngi_cut_choose_mode(&line, nt, base, e, lo, hi, mode, start, len, &sc,

@@ -41,17 +41,21 @@ static void all_nodes(const ngi_planner *p, int cpuless, hwloc_bitmap_t out)
 }
 
 /* The units whose nodes hold the task's memory: its slice; for a task
- * released from its GPU's package (rule 2, bound.c) only the part on its
- * GPU's cores (its home), so its memory stays on its GPU's node(s) while
- * its threads use the cores it was given elsewhere. */
+ * released from its GPU's package (rule 2, bound.c) also its GPU's cores
+ * (its home), the GPU's node named first (first_node). Planner v4 bound a
+ * widened task's memory to its GPU's node alone: g4dn.metal's 6 + 18
+ * cores had all of the rank's memory hard-bound to the node holding a
+ * quarter of its cores, an OOM kill when that node filled. MPOL_BIND over
+ * the GPU's node and its cores' nodes allocates on the faulting CPU's
+ * node while it has memory (a thread on the GPU's node: there) and falls
+ * back to the others of the set, nearest first, before any OOM; prefer
+ * names the same set, preferred. */
 static void memory_units(const ngi_planner *p, unsigned t, hwloc_bitmap_t out)
 {
     hwloc_bitmap_copy(out, p->slice[t]);
     if (!p->home || !p->home[t] || !ngi_plan_released(p, t))
         return;
-    hwloc_bitmap_and(out, out, p->home[t]);
-    if (hwloc_bitmap_iszero(out))
-        hwloc_bitmap_copy(out, p->home[t]);
+    hwloc_bitmap_or(out, out, p->home[t]);
 }
 
 static void task_nodes(const ngi_planner *p, unsigned t, int prefer, hwloc_bitmap_t out)
@@ -86,14 +90,11 @@ static void task_nodes(const ngi_planner *p, unsigned t, int prefer, hwloc_bitma
     hwloc_bitmap_free(cpus);
 }
 
-/* The node holding most of the task's cores (of its memory units, above;
- * ties: the first in line). */
-static int main_node(const ngi_planner *p, unsigned t)
+/* The node holding most of @units (ties: the first in line). */
+static int main_node_of(const ngi_planner *p, hwloc_const_bitmap_t units)
 {
     int best = -1;
     unsigned best_n = 0;
-    hwloc_bitmap_t units = hwloc_bitmap_alloc();
-    memory_units(p, t, units);
     for (unsigned d = 0; d < p->n_doms; d++) {
         unsigned n = 0;
         for (unsigned i = 0; i < p->doms[d].count; i++)
@@ -103,13 +104,26 @@ static int main_node(const ngi_planner *p, unsigned t)
             best = (int)ng_topology_numa(p->topo, (unsigned)p->doms[d].mem)->os_index;
         }
     }
+    return best;
+}
+
+/* The node holding most of the task's memory units (above). */
+static int main_node(const ngi_planner *p, unsigned t)
+{
+    hwloc_bitmap_t units = hwloc_bitmap_alloc();
+    memory_units(p, t, units);
+    int best = main_node_of(p, units);
     hwloc_bitmap_free(units);
     return best;
 }
 
-/* prefer: its GPU's (first CPU-bearing) node; else the main node. */
+/* prefer: its GPU's (first CPU-bearing) node; a widened task: the node
+ * of its home holding most of it (its GPU's, or for a remote GPU the node
+ * chosen for it); else the main node. */
 static int first_node(const ngi_planner *p, unsigned t, int prefer)
 {
+    if (!prefer && ngi_plan_released(p, t) && p->home && p->home[t])
+        return main_node_of(p, p->home[t]);
     unsigned ng;
     const int *gpus = ngi_plan_req_gpus(p->req, t, &ng);
     for (unsigned i = 0; prefer && i < ng; i++) {

@@ -170,6 +170,35 @@ static int finish_task(ngi_planner *p, unsigned t, char *err, size_t errlen)
     return 0;
 }
 
+/* A NIC filter (net_allow / net_deny) that leaves a task without a NIC
+ * on a node that has RDMA NICs: said once (the p5 model's EFA devices are
+ * rdmap*, so --net-allow mlx5_0 keeps none), with some of the names it
+ * could have kept. */
+static void warn_filtered_out(ngi_planner *p)
+{
+    const ng_plan_request *req = p->req;
+    unsigned none = 0, nn = ng_topology_nic_count(p->topo), rdma = 0;
+    if (!req->nic_filter)
+        return;
+    for (unsigned t = req->ntasks; t-- > 0;)
+        none += !p->plan->tasks[t].n_nics;
+    char names[96] = "";
+    size_t u = 0;
+    for (unsigned i = 0; i < nn; i++) {
+        const ng_nic_info *ni = ng_topology_nic(p->topo, i);
+        if (!ni->rdma)
+            continue;
+        if (rdma++ < 3 && u < sizeof names)
+            u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", u ? ", " : "", ni->name);
+    }
+    if (!none || !rdma)
+        return;
+    ngi_plan_warn(p->plan, "the NIC filter (net_allow/net_deny) leaves %s without a NIC: this "
+                          "node's RDMA NICs are %s%s (%u)", none == req->ntasks ? "every task"
+                          : none == 1 ? "a task" : "some tasks", names, rdma > 3 ? ", ..." : "",
+                  rdma);
+}
+
 /* (f) network: each task's NICs from its GPUs (its CPUs without GPUs),
  * lib/options/net_affinity.c, lib/plan/net.c. Off (the default) costs nothing. */
 static int plan_network(ngi_planner *p, char *err, size_t errlen)
@@ -196,6 +225,8 @@ static int plan_network(ngi_planner *p, char *err, size_t errlen)
         tp->n_nics = ngi_net_plan_task_nics(plan->net, t, &tp->nics);
         tp->n_net_env = ngi_net_plan_task_env(plan->net, t, &tp->net_env);
     }
+    if (rc == 0)
+        warn_filtered_out(p);
     return rc;
 }
 
@@ -254,6 +285,7 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         return -1;
     if (p->n_units < nt) {
         p->plan->sizing = (ngi_sizing){.units = p->n_units, .smt = p->max_smt, .shared = 1};
+        ngi_plan_warn_remote(p);
         if (ngi_plan_share_cores(p, err, errlen) < 0)
             return -1;
     } else {
@@ -263,6 +295,8 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         note_sizing(p);
         if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
             return -1;
+        ngi_plan_settle_remote(p);
+        ngi_plan_warn_remote(p);
         ngi_plan_note_idle(p);
         warn_idle(p);
     }

@@ -109,13 +109,14 @@ static void sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
     free(k);
 }
 
-/* Components: GPU tasks whose homes overlap (common.c's union-find).
- * Returns how many, -1 without memory. */
+/* Components: GPU tasks whose homes overlap (common.c's union-find), a
+ * remote task never with local ones (rule 4: they are seated after, from
+ * what the local ones leave). Returns how many, -1 without memory. */
 static int build_comps(ngi_planner *p, comp *c)
 {
     unsigned nt = p->req->ntasks;
     int *id = malloc(nt * sizeof *id);
-    int nc = id ? ngi_plan_group_tasks(p, p->home, id) : -1;
+    int nc = id ? ngi_plan_group_tasks_apart(p, p->home, id, 1) : -1;
     for (int i = 0; i < nc; i++) {
         c[i].tasks = malloc(nt * sizeof(unsigned));
         c[i].home = hwloc_bitmap_alloc();
@@ -344,36 +345,6 @@ static void home_share_cut(ngi_planner *p, comp *k, const unsigned *units, unsig
     free(sp);
 }
 
-static unsigned home_units(const ngi_planner *p, const comp *k, unsigned t)
-{
-    hwloc_bitmap_t x = hwloc_bitmap_alloc();
-    hwloc_bitmap_and(x, p->slice[t], k->home);
-    unsigned n = (unsigned)hwloc_bitmap_weight(x);
-    hwloc_bitmap_free(x);
-    return n;
-}
-
-/* A remote task (its GPU has no allowed local core) shares a home with
- * local ones: of two slices of one size (or sizes one apart: a +1 is no
- * task's own), the local task takes the one with more home cores (the
- * spill goes to the task whose GPU is elsewhere). */
-static void local_first(ngi_planner *p, const comp *k, const unsigned *order)
-{
-    for (unsigned a = 0; a < k->n; a++)
-        for (unsigned b = 0; b < k->n; b++) {
-            unsigned ta = order[a], tb = order[b];
-            unsigned sa = p->size[ta], sb = p->size[tb];
-            if (p->plan->tasks[ta].gpu_remote || !p->plan->tasks[tb].gpu_remote ||
-                sa > sb + 1 || sb > sa + 1 || home_units(p, k, tb) <= home_units(p, k, ta))
-                continue;
-            hwloc_bitmap_t x = p->slice[ta];
-            p->slice[ta] = p->slice[tb];
-            p->slice[tb] = x;
-            p->size[ta] = sb;
-            p->size[tb] = sa;
-        }
-}
-
 static void cut_identical(ngi_planner *p, comp *k)
 {
     unsigned n = 0, base = ~0u, e = 0;
@@ -405,10 +376,13 @@ static void cut_identical(ngi_planner *p, comp *k)
      * demand: slices may be sized as the objective prefers, but no core of
      * it may stay idle (the nearest were taken first). */
     int exact = hwloc_bitmap_isequal(k->region, k->home) ? 1 : 2;
+    /* Widened tasks (rule 2) keep the even share, within one core: the
+     * cutter may not trade sizes for alignment over their spill. */
+    if (ngi_plan_released(p, k->tasks[0]))
+        exact = 3;
     ngi_plan_cut_units(p, units, n, order, k->n, base, e, exact);
     if (!hwloc_bitmap_isequal(k->region, k->home) && !every_member_home(p, k, order))
         home_share_cut(p, k, units, n, order, want);
-    local_first(p, k, order);
     free(want);
     free(order);
     free(units);
@@ -479,6 +453,57 @@ static void free_comps(comp *c, unsigned n)
     free(c);
 }
 
+/* A component whose tasks' GPUs all have no allowed local core. */
+static int remote_comp(const ngi_planner *p, const comp *k)
+{
+    for (unsigned m = 0; m < k->n; m++)
+        if (!p->plan->tasks[k->tasks[m]].gpu_remote)
+            return 0;
+    return 1;
+}
+
+/* Seat the components of one phase (@remote: the remote-only ones, else
+ * the others) from @freeu: those that fit the free part of their home
+ * first, what they leave freed; then the others spill, nearest first. */
+static void seat_phase(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, int remote)
+{
+    hwloc_bitmap_t avail = hwloc_bitmap_alloc();
+    for (unsigned i = 0; i < nc; i++) {
+        c[i].need = 0;
+        if (c[i].done || remote_comp(p, &c[i]) != remote)
+            continue;
+        /* Phase 1's homes were taken out of freeu; a remote home holds
+         * what phase 1 left of it. */
+        hwloc_bitmap_copy(avail, c[i].home);
+        if (remote)
+            hwloc_bitmap_and(avail, avail, freeu);
+        hwloc_bitmap_andnot(freeu, freeu, avail);
+        unsigned h = (unsigned)hwloc_bitmap_weight(avail);
+        c[i].need = c[i].demand > h ? c[i].demand - h : 0;
+        hwloc_bitmap_copy(c[i].region, c[i].home);
+    }
+    for (unsigned i = 0; i < nc; i++)
+        if (!c[i].done && remote_comp(p, &c[i]) == remote && !c[i].need) {
+            cut_comp(p, &c[i]);
+            hwloc_bitmap_andnot(avail, c[i].home, p->used);
+            hwloc_bitmap_or(freeu, freeu, avail);
+        }
+    spill(p, c, nc, freeu, 1);
+    if (p->groups)
+        spill(p, c, nc, freeu, 0);
+    for (unsigned i = 0; i < nc; i++)
+        if (!c[i].done && remote_comp(p, &c[i]) == remote)
+            cut_comp(p, &c[i]);
+    hwloc_bitmap_free(avail);
+}
+
+/* Rule 4 (docs/planner.md): components with a local core are seated
+ * first, with the homes of remote-only components still free to spill
+ * into; the remote ones (no core of theirs is local to their GPU
+ * anyway) then take what is left nearest their node, absorbing the
+ * fragments. Seated the other way round, XE8640 with cores 0-47 gave GPU
+ * 0's task (6 cores on its node) two cores of each of four nodes while
+ * the remote tasks had whole runs. */
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
 {
     unsigned nt = p->req->ntasks, cpu_tasks = 0;
@@ -502,30 +527,14 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
     give_extras(p, c, nc);
     extras_to_gpus(p, c, nc, cpu_tasks);
     hwloc_bitmap_set_range(freeu, 0, (int)p->n_units - 1);
-    for (unsigned i = 0; i < nc; i++) {
-        hwloc_bitmap_andnot(freeu, freeu, c[i].home);
+    for (unsigned i = 0; i < nc; i++)
         for (unsigned m = 0; m < c[i].n; m++)
             c[i].demand += p->size[c[i].tasks[m]];
-        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home);
-        c[i].need = c[i].demand > h ? c[i].demand - h : 0;
-        hwloc_bitmap_copy(c[i].region, c[i].home);
-    }
-    /* Components that fit their home first: what they leave is free. */
     for (unsigned i = 0; i < nc; i++)
-        if (!c[i].need) {
-            cut_comp(p, &c[i]);
-            hwloc_bitmap_t left = hwloc_bitmap_dup(c[i].home);
-            hwloc_bitmap_andnot(left, left, p->used);
-            hwloc_bitmap_or(freeu, freeu, left);
-            hwloc_bitmap_free(left);
-        }
-    spill(p, c, nc, freeu, 1);
-    if (p->groups)
-        spill(p, c, nc, freeu, 0);
-    for (unsigned i = 0; i < nc; i++) {
-        if (!c[i].done)
-            cut_comp(p, &c[i]);
-    }
+        if (!remote_comp(p, &c[i]))
+            hwloc_bitmap_andnot(freeu, freeu, c[i].home);
+    seat_phase(p, c, nc, freeu, 0);
+    seat_phase(p, c, nc, freeu, 1);
     free_comps(c, nc);
     hwloc_bitmap_free(freeu);
     return 0;

@@ -26,19 +26,80 @@ typedef struct sbuf {
     size_t len, used;
 } sbuf;
 
-/* A new line (the first has no '\n' before it), cut at NGI_WHY_LINE. */
+static void put(sbuf *b, const char *pre, const char *s, size_t n)
+{
+    int k = snprintf(b->buf + b->used, b->len - b->used, "%s%s%.*s", b->used ? "\n" : "", pre,
+                     (int)n, s);
+    if (k > 0)
+        b->used = b->used + (size_t)k < b->len ? b->used + (size_t)k : b->len - 1;
+}
+
+/* A new line (the first has no '\n' before it), wrapped at a space into
+ * lines of at most NGI_WHY_LINE characters, never cut: the lines after
+ * the first are indented two more spaces (v4 cut "...under half the eve"). */
 static void line(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(sbuf *b, const char *fmt, ...)
 {
-    char one[NGI_WHY_LINE + 64];
+    char one[4 * NGI_WHY_LINE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(one, sizeof one, fmt, ap);
     va_end(ap);
-    one[NGI_WHY_LINE] = '\0';
-    int n = snprintf(b->buf + b->used, b->len - b->used, "%s%s", b->used ? "\n" : "", one);
-    if (n > 0)
-        b->used = b->used + (size_t)n < b->len ? b->used + (size_t)n : b->len - 1;
+    const char *s = one, *pre = "";
+    for (size_t room = NGI_WHY_LINE; strlen(s) > room; room = NGI_WHY_LINE - 2, pre = "  ") {
+        size_t cut = room;
+        while (cut > room / 2 && s[cut] != ' ')
+            cut--;
+        if (s[cut] != ' ')
+            cut = room;   /* one word longer than half a line: split it */
+        put(b, pre, s, cut);
+        s += cut + (s[cut] == ' ');
+    }
+    put(b, pre, s, strlen(s));
+}
+
+/* Node @to_os as seen from node @from_os, in words with the distance in
+ * brackets: "the same socket (distance 12)", "the other socket (distance
+ * 21)"; a bare "distance 30" meant nothing to a Slurm user. */
+static void node_words(const ngi_why *w, unsigned from_os, unsigned to_os, char *buf, size_t len)
+{
+    hwloc_topology_t hw = ng_topology_hwloc(w->topo);
+    hwloc_obj_t a = hwloc_get_numanode_obj_by_os_index(hw, from_os);
+    hwloc_obj_t b = hwloc_get_numanode_obj_by_os_index(hw, to_os);
+    hwloc_obj_t pa = a ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, a) : NULL;
+    hwloc_obj_t pb = b ? hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, b) : NULL;
+    int npkg = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
+    unsigned d = ng_topology_distance(w->topo, from_os, to_os);
+    const char *words = from_os == to_os ? "the same node"
+                      : pa && pa == pb ? "the same socket"
+                      : pa && pb ? (npkg == 2 ? "the other socket" : "another socket")
+                      : "another node";
+    if (d)
+        snprintf(buf, len, "%s (distance %u)", words, d);
+    else
+        snprintf(buf, len, "%s", words);
+}
+
+/* The OS index of the node holding most of task @t's cores; -1 if none. */
+static int main_node_os(const ngi_why *w, unsigned t)
+{
+    const ngi_planner *p = w->p;
+    hwloc_bitmap_t units = hwloc_bitmap_alloc();
+    unsigned *n = calloc(p->n_doms + 1, sizeof *n), best = 0;
+    int u, os = -1;
+    ngi_why_units(p, w->plan, t, units);
+    hwloc_bitmap_foreach_begin(u, units) {
+        if (n)
+            n[p->units[u].dom]++;
+    } hwloc_bitmap_foreach_end();
+    for (unsigned d = 0; n && d < p->n_doms; d++)
+        if (n[d] > best) {
+            best = n[d];
+            os = (int)ng_topology_numa(w->topo, (unsigned)p->doms[d].mem)->os_index;
+        }
+    free(n);
+    hwloc_bitmap_free(units);
+    return os;
 }
 
 void ngi_why_units(const ngi_planner *p, const ng_plan *plan, unsigned t, hwloc_bitmap_t out)
@@ -277,20 +338,37 @@ static void gpu_where(const ngi_why *w, unsigned t, sbuf *b)
     const ng_task_plan *tp = ng_plan_task(w->plan, t);
     const char *gnode = tp->n_gpus > 1 ? "its GPUs' nodes" : "its GPU's node";
     unsigned near = x->cores - x->off_cores, others = x->nodes > 1 ? x->nodes - 1 : 1;
-    if (tp->gpu_remote)
-        line(b, "its GPU has no allocated core of its own: it is on the nearest node (distance %u)",
-             x->off_distance);
-    else if (!x->off_cores)
+    int gos = tp->n_gpus ? hwloc_bitmap_first(ng_topology_gpu(w->topo, (unsigned)tp->gpus[0])->numa_nodes)
+                         : -1;
+    if (tp->gpu_remote) {
+        int mos = main_node_os(w, t);
+        char far[64] = "";
+        if (gos >= 0 && mos >= 0) {
+            node_words(w, (unsigned)gos, (unsigned)mos, far, sizeof far);
+            line(b, "its GPU is on NUMA node %d, with no allocated core; its cores are on node %d, "
+                    "%s, the nearest with the most cores to spare", gos, mos, far);
+        } else {
+            line(b, "its GPU has no allocated core of its own; its cores are on the nearest node "
+                    "with the most cores to spare");
+        }
+    } else if (!x->off_cores) {
         line(b, "all on %s", gnode);
-    else if (!near)
+    } else if (!near) {
         line(b, "none on %s: its cores there went to other tasks; these are the nearest", gnode);
-    else
-        line(b, "%u on %s, %u on %s %s distance %u (%s)", near, gnode, x->off_cores,
-             others == 1 ? "the next node" : "other nodes", others == 1 ? "at" : "up to",
-             x->off_distance, x->packages > 1 ? "another socket" : "the same socket");
+    } else {
+        int two = hwloc_get_nbobjs_by_type(ng_topology_hwloc(w->topo), HWLOC_OBJ_PACKAGE) == 2;
+        const char *sock = x->packages <= 1 ? "the same socket" : two ? "the other socket"
+                                                                     : "another socket";
+        line(b, "%u on %s, %u on %s%s (distance %u)", near, gnode, x->off_cores,
+             others == 1 ? "the next node: " : "other nodes, the farthest on ", sock,
+             x->off_distance);
+    }
     const ngi_policy_info *pi = ngi_policy_info_of(w->req->policy.kind);
-    if (tp->widened && pi && (pi->nodes == NGI_NODES_TASK || pi->nodes == NGI_NODES_TASK_GPU_FIRST))
-        line(b, "its memory stays on %s, beside the GPU", gnode);
+    if (tp->widened && pi && pi->nodes == NGI_NODES_TASK)
+        line(b, "its memory is bound to %s first, then its cores' other nodes: a full node "
+                "falls back to the next, not an OOM kill", tp->gpu_remote ? "its main node" : gnode);
+    else if (tp->widened && pi && pi->nodes == NGI_NODES_TASK_GPU_FIRST)
+        line(b, "its memory prefers %s first, then its cores' other nodes", gnode);
 }
 
 static void cpu_where(const ngi_why *w, unsigned t, sbuf *b)
@@ -423,8 +501,8 @@ static void gpu_alternatives(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts,
         a = alt(w, 0, mods);
         if (a && shape_of(w, a, t, doms).pkgs == 1)
             offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
-                  "--cpus-per-task 0 (none) would keep it on one socket: %u cores",
-                  shape_of(w, a, t, doms).cores);
+                  "--cpus-per-task 0 (none) would keep it on one socket: %u CPUs",
+                  shape_of(w, a, t, doms).pus);
     }
     hwloc_bitmap_free(doms);
     hwloc_bitmap_free(gd);
@@ -489,7 +567,7 @@ static void fixed_idle(ngi_why *w, unsigned t, sbuf *b, ngi_why_alt *alts, unsig
         const ng_plan *a = alt(w, 0, w->req->policy.mods);
         if (a)
             offer(w, a, t, alts, n, "--cpus-per-task", "0", b,
-                  "--cpus-per-task 0 (none) would give it %u cores", shape_of(w, a, t, doms).cores);
+                  "--cpus-per-task 0 (none) would give it %u CPUs", shape_of(w, a, t, doms).pus);
     }
     hwloc_bitmap_free(doms);
 }

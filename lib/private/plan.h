@@ -239,6 +239,10 @@ const int *ngi_plan_req_gpus(const ng_plan_request *req, unsigned t, unsigned *n
  *  for CPU-only tasks. Returns the number of groups, -1 without memory.
  *  bound.c groups by package, seat.c by home. */
 int ngi_plan_group_tasks(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id);
+/** The same; with @p remote_apart, remote GPU tasks (no allowed core
+ *  local to their GPUs) never join a group of local ones (seat.c). */
+int ngi_plan_group_tasks_apart(const ngi_planner *p, const hwloc_bitmap_t *sets, int *id,
+                               int remote_apart);
 
 /* domains.c: units in domain-major order, domains, distances. */
 int ngi_plan_build_domains(ngi_planner *p, char *err, size_t errlen);
@@ -267,6 +271,11 @@ void ngi_plan_note_idle(ngi_planner *p);
 
 /* home.c: GPU tasks' homes. */
 int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
+/** After the cut (docs/planner.md rule 4): a remote task moves to the domain as near its
+ *  GPU that keeps the most cores no other task holds. */
+void ngi_plan_settle_remote(ngi_planner *p);
+/** Each remote GPU task's warning (its GPU's node, its home's node). */
+void ngi_plan_warn_remote(ngi_planner *p);
 /** 1 if @p set (unit indices) holds a unit of domain @p d. */
 int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d);
 
@@ -280,7 +289,8 @@ void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, uns
 /** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
  *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
  *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may
- *  hand out all @p n); 2: no unit idle beyond what the sizes leave. Marks
+ *  hand out all @p n); 2: no unit idle beyond what the sizes leave; 3:
+ *  both, and no slice below base (widened tasks). Marks
  *  them used. Returns the family chosen or -1. */
 int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                       const unsigned *tasks, unsigned nt, unsigned base, unsigned e, int exact);

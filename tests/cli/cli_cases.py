@@ -664,10 +664,105 @@ for args, want in [
     (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "1", "--numa-policy", "interleav:0-3"],
      "numaguard: --numa-policy: invalid value 'interleav:0-3': unknown item 'interleav:0-3' (did "
      "you mean 'interleave:0-3'?); " + FORMS),
+    # Planner v5 (issue 37): what srun refuses, and every refused value named.
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "4", "--cpus-per-task", "100"],
+     "numaguard: plan: --tasks 4 x --cpus-per-task 100 need 200 cores (50 each, 2 CPUs per core), "
+     "but the step has 112 cores, 224 CPUs (this machine's CPUs): srun refuses it; use "
+     "--cpus-per-task 56 or --tasks 2"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "4", "--cpus", "0-7", "--cpus-per-task", "4"],
+     "numaguard: plan: --tasks 4 x --cpus-per-task 4 need 16 cores (4 each, 1 CPU per core), but "
+     "the step has 8 cores, 8 CPUs (the CPUs --cpus gives): srun refuses it; use --cpus-per-task 2 "
+     "or --tasks 2"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "1", "--cpus-per-task", "300"],
+     "numaguard: plan: --cpus-per-task 300 is more than the 224 CPUs of the step (this machine's "
+     "CPUs): srun refuses it; at most --cpus-per-task 224"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "2", "--numa-policy", "interleave:9"],
+     "numaguard: plan: --numa-policy=interleave:9: NUMA node 9 does not exist on this machine (its "
+     "nodes: 0-7)"),
+    (["plan", "--topology", f"{TOPO}/{XE}", "--tasks", "3", "--task-gpus", "0,1,2"],
+     "numaguard: plan: --task-gpus \"0,1,2\" is one group (one task with all of those GPUs) but "
+     "--tasks is 3: ';' separates tasks, ',' one task's GPUs (\"0;1;2\": a GPU each)"),
 ]:
     rc, out, err = run(*args)
     ok(rc == 2 and err == want + "\n" and out == "",
        f"mistake {' '.join(a for a in args if not a.startswith(TOPO))}: exit 2, exactly one line "
        "naming the fix", f"rc {rc}\ngot  {err!r}\nwant {want!r}")
+
+# A NIC filter that leaves every task without a NIC is said (the p5 model's
+# NICs are EFA rdmap*, none mlx5_0), and the plan still runs.
+rc, out, err = run("plan", "--topology", f"{TOPO}/{P5}", "--tasks", "2", "--gpus-per-task", "1",
+                   "--net-affinity", "--net-allow", "mlx5_0")
+ok(rc == 0 and "warning: the NIC filter (net_allow/net_deny) leaves every task without a NIC: this "
+   "node's RDMA NICs are rdmap" in err, "p5 --net-allow mlx5_0: a warning that no task gets a NIC", err)
+
+
+# Planner v5 rule 4 (docs/planner.md): once the slices are cut, a remote
+# task moves to the equally near node with the most cores to spare. Corona,
+# cores 18-35,66-83 (nodes 3-5), 16 tasks -c 2, GPUs round robin: GPU 3
+# (node 7, as near nodes 4 and 5) had all its tasks on node 4 with 1 core
+# to spare there and 2 on node 5; its first task now takes node 5's (34,82)
+# and the warning names both nodes.
+check_plan("corona 16 tasks -c 2, cpus 18-35,66-83: GPU 3's first task on node 5",
+           "corona-naples-4xmi50-opencl.xml",
+           ["--tasks", "16", "--cpus-per-task", "2", "--cpus", "18-35,66-83",
+            "--task-gpus", ";".join(str(t % 4) for t in range(16))],
+           cpus=["18,66", "19,67", "30,78", "34,82", "20,68", "21,69", "31,79", "25,73",
+                 "22,70", "23,71", "32,80", "26,74", "28,76", "29,77", "33,81", "27,75"],
+           mems=[[3], [3], [5], [5], [3], [3], [5], [4], [3], [3], [5], [4], [4], [4], [5], [4]],
+           warn="GPU 0000:73:00.0 (on NUMA node 7): no allowed core is local to it; its tasks "
+                "use NUMA nodes 4-5, the nearest with the most cores to spare")
+
+# Over the corpus: plan refuses exactly the -c shapes srun refuses (tasks x
+# ceil(C / CPUs per core) beyond the step's cores), exit 2 naming them, and
+# plans the largest that fits; on the whole node and on its first half.
+def corpus_cpt():
+    bad = []
+    cases = 0
+    for f in sorted(os.listdir(TOPO)):
+        if not f.endswith(".xml"):
+            continue
+        rc, out, _ = run("topo", "--topology", f"{TOPO}/{f}", "--json")
+        if rc != 0:
+            continue
+        pus = sorted({c for nd in json.loads(out)["numa_nodes"] for c in _cpulist(nd.get("cpus", ""))})
+        for cpus in (pus, pus[:len(pus) // 2]):
+            if len(cpus) < 2:
+                continue
+            lst = _ranges(cpus)
+            # 2 tasks of all the CPUs each: beyond any step of 2+ CPUs
+            rc, out, err = run("plan", "--topology", f"{TOPO}/{f}", "--cpus", lst, "--tasks", "2",
+                               "--cpus-per-task", str(len(cpus)))
+            cases += 1
+            if rc != 2 or "srun refuses it" not in err or out:
+                bad.append(f"{f} {len(cpus)} CPUs, 2 x -c {len(cpus)}: rc {rc} {err.strip()[:120]}")
+            # 1 task of one CPU always fits
+            rc, out, err = run("plan", "--topology", f"{TOPO}/{f}", "--cpus", lst, "--tasks", "1",
+                               "--cpus-per-task", "1")
+            cases += 1
+            if rc != 0:
+                bad.append(f"{f} {len(cpus)} CPUs, 1 x -c 1: rc {rc} {err.strip()[:120]}")
+    return cases, bad
+
+
+def _ranges(cpus):
+    out, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            out.append(str(start) if start == c else f"{start}-{c}")
+            start = None
+    return ",".join(out)
+
+
+def _cpulist(text):
+    for part in filter(None, str(text).split(",")):
+        a, _, b = part.partition("-")
+        yield from range(int(a), int(b or a) + 1)
+
+
+cases, bad = corpus_cpt()
+ok(cases > 80 and not bad, f"corpus: -c beyond the step refused with exit 2 ('srun refuses it'), "
+   f"-c 1 planned ({cases} cases)", "\n".join(bad[:10]))
 print(f"1..{n}")
 sys.exit(1 if failed else 0)

@@ -11,6 +11,8 @@
 #   plugin    the numaguard SPANK plugin's placements (needs $BUILD/numaguard.so)
 #   cgroup    task/cgroup with ConstrainCores/ConstrainDevices on cgroup v2
 #   fallback  6.1 kernel: weighted interleave unsupported
+#   widemem   a widened task's memory (bind to its GPU's and cores' nodes)
+#             filling its GPU's node: placed on both, not OOM-killed
 . /ngvm/env
 TAP=/ngvm/tap
 LOG=/ngvm/guest.log
@@ -447,6 +449,60 @@ phase_fallback() {
     run fbs -n 2 --gpus-per-task=1 --numa-policy=weighted,strict
     check "6.1 weighted,strict: the step fails (rc $(cat $NGS/fbs.rc)), no task ran the probe" \
         eval '[ "$(cat $NGS/fbs.rc)" != 0 ] && ! grep -q "^probe " $NGS/fbs.out'
+}
+
+# ---------------------------------------------------------------- widemem
+# Planner v5's memory rule for a widened task (issue 37, docs/planner.md
+# rule 7), no Slurm: in a cpuset of CPUs 1-3 GPU 0's node 0 holds one of
+# the three cores, so its task is widened over nodes 0-1 and `local` binds
+# its memory to the GPU's node and its cores' nodes (0-1), not node 0
+# alone. Node 0 is first filled with huge pages (another job's memory:
+# reserved at once, nothing touched, as touching pages under TCG is slow);
+# a buffer larger than all node 0 keeps outside them must then be placed
+# on both nodes, while the old rule's bind to node 0 alone is OOM-killed.
+phase_widemem() {
+    t0=$(uptime_s)
+    cg=/sys/fs/cgroup/ngwide
+    hp=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
+    [ -f /sys/fs/cgroup/cgroup.controllers ] || mount -t cgroup2 none /sys/fs/cgroup
+    echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    mkdir -p $cg && echo 1-3 >$cg/cpuset.cpus 2>/dev/null
+    if [ "$(cat $cg/cpuset.cpus.effective 2>/dev/null)" != 1-3 ] || [ ! -w $hp ]; then
+        notok "widemem: a cpuset of CPUs 1-3 (cgroup v2) and node 0's huge pages ($hp)"
+        rmdir $cg 2>/dev/null; return
+    fi
+    # in_cg CMD...: CMD in that cpuset (its own shell joins it, not ours).
+    in_cg() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"; }
+    mem_mib() { awk -v k="$2:" '$3 == k {print int($4 / 1024)}' "/sys/devices/system/node/node$1/meminfo"; }
+    # Page cache dropped first: less for the OOM path to scan on node 0.
+    echo 3 >/proc/sys/vm/drop_caches
+    echo $((($(mem_mib 0 MemFree) - 96) / 2)) >$hp
+    huge=$(($(cat $hp) * 2))
+    f0=$(mem_mib 0 MemFree) f1=$(mem_mib 1 MemFree)
+    # More than node 0 has outside the huge pages, so no reclaim can make
+    # it fit there.
+    mib=$(($(mem_mib 0 MemTotal) - huge + 32))
+    pages=$((mib * 256))
+    diag "widemem: node 0 filled with $huge MiB of huge pages; free node 0 ${f0} MiB, node 1 ${f1} MiB; buffer ${mib} MiB ($pages pages)"
+    if [ $((f0 + f1 - 64)) -lt $mib ] || [ $mib -gt 512 ]; then
+        notok "widemem: nodes 0-1 have room for $mib MiB (at most 512), more than node 0 outside its huge pages"
+        echo 0 >$hp; rmdir $cg 2>/dev/null; return
+    fi
+    in_cg "$BUILD/numaguard" exec --gpus 0 --verbose -- "$PROBE" -m $mib -t wide \
+        >$NGVM_TMP/wide.out 2>&1
+    rc=$?
+    sed 's/^/#   /' $NGVM_TMP/wide.out >>"$TAP"
+    l=$(grep '^probe ' $NGVM_TMP/wide.out | head -1)
+    check "widemem: numaguard exec, GPU 0, CPUs 1-3 (widened): rc $rc, cpus $(kv "$l" cpus), policy $(kv "$l" policy) $(kv "$l" polnodes), pages $(kv "$l" pages): all $pages on nodes 0 and 1, none on node 2" \
+        eval '[ $rc = 0 ] && [ "$(kv "$l" cpus)" = 1-3 ] && [ "$(kv "$l" policy) $(kv "$l" polnodes)" = "bind 0-1" ] &&
+              [ "$(pg "$l" 2)" = 0 ] && [ $(($(pg "$l" 0) + $(pg "$l" 1))) = $pages ]'
+    in_cg numactl --membind=0 --physcpubind=1-3 "$PROBE" -m $mib -t oldbind >$NGVM_TMP/old.out 2>&1
+    rc=$?
+    check "widemem: the old rule, the same task bound to node 0 alone, is OOM-killed (rc $rc, want 137)" \
+        [ $rc = 137 ]
+    echo 0 >$hp
+    rmdir $cg 2>/dev/null
+    diag "widemem phase $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s"
 }
 
 echo "started $(uptime_s)" >/ngvm/guest-started

@@ -125,7 +125,7 @@ EOF
 
 phases_of() {
     case $1 in
-        612) echo "raw slurm plugin container cgroup" ;;
+        612) echo "raw widemem slurm plugin container cgroup" ;;
         61) echo "raw slurm fallback" ;;
     esac
 }

@@ -265,26 +265,13 @@ static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, in
                              char *why, size_t len)
 {
     hwloc_bitmap_t want = hwloc_bitmap_alloc(), covered = hwloc_bitmap_alloc(),
-                   extra = hwloc_bitmap_alloc(), near = hwloc_bitmap_dup(tp->cpus);
-    /* A widened task (rule 2) keeps its memory on its GPU's node(s): the
-     * nodes of its CPUs local to its GPUs (a remote GPU's: any of its own). */
-    if (tp->widened) {
-        hwloc_bitmap_t local = hwloc_bitmap_alloc();
-        for (unsigned k = 0; k < tp->n_gpus; k++)
-            hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
-        hwloc_bitmap_and(near, near, local);
-        hwloc_bitmap_free(local);
-    }
+                   extra = hwloc_bitmap_alloc();
+    /* A widened task (rule 2): its CPUs' nodes and its GPUs' (a remote
+     * GPU's: the node chosen for it, one more at most). */
     for (unsigned n = 0; n < ng_topology_numa_count(topo); n++) {
         const ng_numa_info *ni = ng_topology_numa(topo, n);
-        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus) && tp->widened &&
-            !hwloc_bitmap_iszero(near)) {
-            if (hwloc_bitmap_intersects(ni->cpus, near))
-                hwloc_bitmap_set(want, ni->os_index);
-            hwloc_bitmap_or(covered, covered, ni->cpus);
-        } else if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus)) {
-            if (!tp->widened) /* widened, remote: one node of its CPUs, its home's */
-                hwloc_bitmap_set(want, ni->os_index);
+        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus)) {
+            hwloc_bitmap_set(want, ni->os_index);
             hwloc_bitmap_or(covered, covered, ni->cpus);
         }
     }
@@ -297,7 +284,7 @@ static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, in
     if (!hwloc_bitmap_isincluded(want, tp->mem_nodes)) {
         snprintf(why, len, "task %u: memory misses a node of its CPUs", tp->local_id);
         good = 0;
-    } else if (hwloc_bitmap_weight(extra) > memoryless) {
+    } else if (hwloc_bitmap_weight(extra) > memoryless + (tp->widened && tp->gpu_remote)) {
         snprintf(why, len, "task %u: memory on %d node(s) beyond its CPUs' (memoryless: %d)",
                  tp->local_id, hwloc_bitmap_weight(extra), memoryless);
         good = 0;
@@ -309,7 +296,6 @@ static int check_task_memory(const ng_topology *topo, const ng_task_plan *tp, in
     hwloc_bitmap_free(want);
     hwloc_bitmap_free(covered);
     hwloc_bitmap_free(extra);
-    hwloc_bitmap_free(near);
     return good;
 }
 

@@ -296,7 +296,7 @@ int main(void)
     corpus();
     pinned("xe8640-4xh100-spr8480-snc4.xml", (shape){4, 1, 0, "local", 0}, 0,
            "28 cores: its GPU's socket has 56 allocated cores for 2 GPU tasks\n14 on its GPU's "
-           "node, 14 on the next node at distance 12 (the same socket)\n--cpus-per-task 28 would "
+           "node, 14 on the next node: the same socket (distance 12)\n--cpus-per-task 28 would "
            "keep it on its GPU's node: 28 CPUs");
     pinned("witherspoon-p9-6xv100-gpumem-numa.xml", (shape){2, 1, 0, "local,cpuless", 0}, 1,
            "4 allocated cores on other sockets stay idle (the plan warns)\n--cpus-per-task 16 "

@@ -207,10 +207,12 @@ static void test_first(const ng_topology *xe)
      * node 7, first; local stays on the task's own node. */
     expect(xe, "xe8640 nodes 0-1, task 1 on remote GPU 2", 2, "1;2", "0-27,112-139", 0, "prefer",
            "preferred_many 1 1|preferred_many 0,7 7",
-           "GPU 0000:cb:00.0: no allowed core is local to it; using the nearest NUMA node by distance");
+           "GPU 0000:cb:00.0 (on NUMA node 7): no allowed core is local to it; its task uses NUMA node 0, "
+           "the nearest with the most cores to spare");
     expect(xe, "xe8640 nodes 0-1, task 1 on remote GPU 2", 2, "1;2", "0-27,112-139", 0, "local",
            "bind 1 1|bind 0 0",
-           "GPU 0000:cb:00.0: no allowed core is local to it; using the nearest NUMA node by distance");
+           "GPU 0000:cb:00.0 (on NUMA node 7): no allowed core is local to it; its task uses NUMA node 0, "
+           "the nearest with the most cores to spare");
     /* CPU-only tasks: prefer has no GPU to name, it is local's node set. */
     expect(xe, "xe8640 2 CPU-only tasks", 2, NULL, NULL, 0, "prefer",
            "preferred_many 0-3 0|preferred_many 4-7 4", "");

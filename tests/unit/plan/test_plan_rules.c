@@ -16,6 +16,7 @@
 #include "numaguard.h"
 #include "tap.h"
 #include "corpus.h"
+#include "plan/fair.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,22 +131,25 @@ static int rule1(const ng_topology *topo, const job *j, char *why, size_t len)
     return 1;
 }
 
-/* A widened task's memory: the nodes of its CPUs local to its GPUs. */
+/* A widened task's memory (local): bound to the nodes of its CPUs, and
+ * its GPUs' CPU-bearing nodes when it has cores there; the first named
+ * is a node of its GPUs (a remote GPU's: one of its CPUs' nodes). */
 static int widened_memory(const ng_topology *topo, const ng_task_plan *tp)
 {
-    hwloc_bitmap_t local = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
-    for (unsigned k = 0; k < tp->n_gpus; k++)
-        hwloc_bitmap_or(local, local, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->cpus);
-    hwloc_bitmap_and(local, local, tp->cpus);
+    hwloc_bitmap_t want = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc();
     for (unsigned i = 0; i < ng_topology_numa_count(topo); i++) {
         const ng_numa_info *ni = ng_topology_numa(topo, i);
-        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, local))
+        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, tp->cpus))
             hwloc_bitmap_set(want, ni->os_index);
     }
-    int good = hwloc_bitmap_iszero(local) ? hwloc_bitmap_weight(tp->mem_nodes) >= 1
-                                          : hwloc_bitmap_isequal(want, tp->mem_nodes);
-    hwloc_bitmap_free(local);
+    for (unsigned k = 0; k < tp->n_gpus; k++)
+        hwloc_bitmap_or(gpu, gpu, ng_topology_gpu(topo, (unsigned)tp->gpus[k])->numa_nodes);
+    if (!tp->gpu_remote)
+        hwloc_bitmap_or(want, want, gpu);
+    int good = hwloc_bitmap_isincluded(tp->mem_nodes, want) && tp->mem_first >= 0 &&
+               hwloc_bitmap_isset(tp->gpu_remote ? want : gpu, (unsigned)tp->mem_first);
     hwloc_bitmap_free(want);
+    hwloc_bitmap_free(gpu);
     return good;
 }
 
@@ -164,7 +168,9 @@ static int rules23(const ng_topology *topo, const job *j, char *why, size_t len)
     for (unsigned t = 0; good && t < j->nt; t++) {
         const ng_task_plan *tp = ng_plan_task(p, t);
         unsigned got = cores_in(topo, tp->cpus);
-        if (idle && tp->n_gpus && 2ul * got * j->nt < alloc) {
+        /* below half by a whole core (a package holding exactly half the
+         * even share gives some tasks its floor: JUSUF, 3 tasks on 64 of 128) */
+        if (idle && tp->n_gpus && 2ul * (got + 1) * j->nt <= alloc) {
             snprintf(why, len, "%u tasks: GPU task %u has %u of %u cores, %u idle", j->nt, t, got,
                      alloc, idle);
             good = 0;
@@ -313,9 +319,100 @@ static int rule5(const ng_topology *topo, unsigned g, char *why, size_t len)
     return good;
 }
 
+/* Planner v5 (issue 37) on one plan without -c: widened tasks at most the
+ * even share + 1, within one core of each other, only where their package
+ * holds strictly under half their even share, and no idle allocated core
+ * nearer their GPU than their farthest one (rules 1-2); no remote GPU task
+ * on a node with fewer unclaimed cores than one as near (rule 3); no local
+ * task scattered beside a compact remote one (rule 4): tests/unit/plan/fair.h. */
+static unsigned long v5_plans, v5_widened;
+
+static int nearest_first(const ng_topology *topo, const ng_task_plan *tp, hwloc_const_bitmap_t idle)
+{
+    unsigned nn = ng_topology_numa_count(topo), far = 0;
+    for (unsigned i = 0; i < nn; i++)
+        if (ng_topology_numa(topo, i)->has_cpus &&
+            hwloc_bitmap_intersects(ng_topology_numa(topo, i)->cpus, tp->cpus)) {
+            unsigned d = fair_gpu_dist(topo, tp, i);
+            far = d != ~0u && d > far ? d : far;
+        }
+    for (unsigned i = 0; i < nn; i++) {
+        const ng_numa_info *ni = ng_topology_numa(topo, i);
+        if (ni->has_cpus && hwloc_bitmap_intersects(ni->cpus, idle) && fair_gpu_dist(topo, tp, i) < far)
+            return 0;
+    }
+    return 1;
+}
+
+static int rules_v5(const ng_topology *topo, const job *j, char *why, size_t len)
+{
+    ng_plan *p = plan_of(topo, j);
+    unsigned alloc = cores_in(topo, j->allowed);
+    if (!p || alloc < j->nt) {
+        ng_plan_free(p);
+        return 1;
+    }
+    v5_plans++;
+    char w[256] = "";
+    int good = fair_widened(topo, p, j->allowed, 0, w, sizeof w) == 0 &&
+               fair_widened(topo, p, j->allowed, 1, w, sizeof w) == 0 &&
+               fair_remote(topo, p, j->allowed, w, sizeof w) == 0 &&
+               fair_scattered(topo, p, j->allowed, w, sizeof w) == 0;
+    hwloc_bitmap_t idle = hwloc_bitmap_dup(j->allowed);
+    unsigned lo = ~0u, hi = 0;
+    for (unsigned t = 0; t < j->nt; t++)
+        hwloc_bitmap_andnot(idle, idle, ng_plan_task(p, t)->cpus);
+    for (unsigned t = 0; good && t < j->nt; t++) {
+        const ng_task_plan *tp = ng_plan_task(p, t);
+        if (!tp->widened)
+            continue;
+        unsigned got = cores_in(topo, tp->cpus);
+        lo = got < lo ? got : lo;
+        hi = got > hi ? got : hi;
+        v5_widened++;
+        if (got > alloc / j->nt + 1 || hi > lo + 1 || !nearest_first(topo, tp, idle)) {
+            snprintf(w, sizeof w, "widened task %u: %u cores (even share %u, widened %u-%u), or an "
+                     "idle core nearer its GPU", t, got, alloc / j->nt, lo, hi);
+            good = 0;
+        }
+    }
+    if (!good)
+        snprintf(why, len, "%u tasks x %u GPUs: %s", j->nt, j->gpt, w);
+    hwloc_bitmap_free(idle);
+    ng_plan_free(p);
+    return good;
+}
+
+/* Rule 3 with -c (the even share and half of it, as make plan-quality):
+ * remote tasks on the equally near node with the most unclaimed cores
+ * once the local tasks are cut (ngi_plan_settle_remote), no local task
+ * scattered beside a compact remote one. The widening families do not
+ * apply: -c may ask a task off its package. */
+static unsigned long v5_c_plans;
+
+static int rules_v5_c(const ng_topology *topo, job j, char *why, size_t len)
+{
+    unsigned cores = cores_in(topo, j.allowed), even = j.nt ? cores / j.nt : 0;
+    unsigned smt = smt_of(topo, j.allowed);
+    for (unsigned c = even; c >= 1; c = c >= 4 && c == even ? even / 2 : 0) {
+        j.c = c * smt;
+        ng_plan *p = plan_of(topo, &j);
+        char w[256] = "";
+        int good = !p || (fair_remote(topo, p, j.allowed, w, sizeof w) == 0 &&
+                          fair_scattered(topo, p, j.allowed, w, sizeof w) == 0);
+        v5_c_plans += p != NULL;
+        ng_plan_free(p);
+        if (!good) {
+            snprintf(why, len, "%u tasks x %u GPUs, -c %u: %s", j.nt, j.gpt, j.c, w);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 typedef struct rules_run {
     char why[512];
-    int good1, good5;
+    int good1, good5, good_v5;
 } rules_run;
 
 /* Rules 1-3 over the allocations and rule 5 over the GPUs of one corpus
@@ -332,6 +429,30 @@ static int rules_one(const ng_topology *topo, const char *name, void *arg)
         if (!r->good1)
             tap_diag("%s, allocation %d: %s", name, k, r->why);
     }
+    unsigned ngpu = ng_topology_gpu_count(topo);
+    for (int k = 0; k < CORPUS_ALLOCATIONS && r->good_v5; k++) {
+        corpus_allocation(topo, k, allowed);
+        for (unsigned per = 1; ngpu && per <= 8 && r->good_v5; per++) {
+            job j = {ngpu * per, 1, 0, 0, "local", allowed};
+            r->good_v5 = rules_v5(topo, &j, r->why, sizeof r->why);
+        }
+        for (unsigned g = 0; g < ngpu && r->good_v5; g++) {
+            job j = {1, 1, g, 0, "local", allowed};
+            r->good_v5 = rules_v5(topo, &j, r->why, sizeof r->why);
+        }
+        if (ngpu >= 2 && r->good_v5) {
+            job j = {ngpu / 2, 2, 0, 0, "local", allowed};
+            r->good_v5 = rules_v5(topo, &j, r->why, sizeof r->why);
+        }
+        for (unsigned per = 1; ngpu && per <= 8 && r->good_v5; per++)
+            r->good_v5 = rules_v5_c(topo, (job){ngpu * per, 1, 0, 0, "local", allowed}, r->why,
+                                    sizeof r->why);
+        if (ngpu >= 2 && r->good_v5)
+            r->good_v5 = rules_v5_c(topo, (job){ngpu / 2, 2, 0, 0, "local", allowed}, r->why,
+                                    sizeof r->why);
+        if (!r->good_v5)
+            tap_diag("%s, allocation %d: %s", name, k, r->why);
+    }
     for (unsigned g = 0; g < ng_topology_gpu_count(topo) && r->good5; g++) {
         r->good5 = rule5(topo, g, r->why, sizeof r->why);
         if (!r->good5)
@@ -343,7 +464,7 @@ static int rules_one(const ng_topology *topo, const char *name, void *arg)
 
 static void corpus(void)
 {
-    rules_run r = {"", 1, 1};
+    rules_run r = {"", 1, 1, 1};
     int topos = corpus_each(CORPUS_DIR, rules_one, &r);
     int good1 = r.good1, good5 = r.good5;
     ok(good1 && topos >= 40, "rules 1-3 over %d topologies x 5 allocations: -c exact in %lu "
@@ -353,6 +474,11 @@ static void corpus(void)
        idle_plans, options_planned);
     ok(good5, "rule 5: a remote GPU's task on the equally near node holding most of the "
        "allocation (%lu tied cases)", tie_cases);
+    ok(r.good_v5 && v5_widened > 0 && v5_c_plans > 0, "planner v5 over %lu GPU plans (%lu "
+       "widened tasks) and %lu with -c: widened only under half, at most the even share + 1, "
+       "within one core, nearest cores first; remote tasks on the node with the most unclaimed "
+       "cores; no local task scattered beside a compact remote one", v5_plans, v5_widened,
+       v5_c_plans);
 }
 
 /* One plan from the issue: task 0's CPUs and memory nodes. */
@@ -374,7 +500,7 @@ static void pinned(const char *file, const char *gpus, unsigned nt, unsigned c, 
         for (unsigned t = 0; t < nt; t++) {
             count[t] = 1;
             offset[t] = t;
-            g[t] = atoi(gpus);
+            g[t] = strcmp(gpus, "rr") == 0 ? (int)t : atoi(gpus);   /* rr: GPU t */
         }
         req.task_gpu_count = count;
         req.task_gpu_offset = offset;
@@ -400,9 +526,18 @@ static void pinned(const char *file, const char *gpus, unsigned nt, unsigned c, 
 int main(void)
 {
     corpus();
-    pinned("g4dn-metal-8xt4.xml", "0", 1, 0, "18-23,66-71,24-41,72-89", "18-41,66-89", "0", 24);
-    pinned("gh200-4superchip-synthetic.xml", "0", 1, 0, "62-133", "62-133", "0", 72);
+    pinned("g4dn-metal-8xt4.xml", "0", 1, 0, "18-23,66-71,24-41,72-89", "18-41,66-89", "0-1", 24);
+    pinned("gh200-4superchip-synthetic.xml", "0", 1, 0, "62-133", "62-133", "0-1", 72);
     pinned("corona-naples-4xmi50-opencl.xml", NULL, 3, 32, "0-95", "0-15,48-63", "0-2", 16);
     pinned("xe8640-4xh100-spr8480-snc4.xml", "0", 1, 16, "24-39,136-151", "28-35,140-147", "2", 8);
+    /* issue 37's four: JUSUF 3 tasks on its V100 (package at exactly half:
+     * kept, 21 | 22 | 21); MI300A scattered (12 | 8); GH200 62-133 (GPUs 2
+     * and 3 on node 1); XE8640 0-47 (GPU 0's task compact on nodes 2-3). */
+    pinned("jusuf-1xv100-epyc7742-nps4-hwloc1.xml", "0", 3, 0, "0-255", "0-20,128-148", "0-1", 0);
+    pinned("elcap-mi300a-4apu-smt1.xml", "rr", 2, 0,
+           "2,14,17,22,24,29-32,34-35,45,53-55,59,61,63,71-72,77,81,93-94",
+           "2,14,17,22,53-55,59,61,63,71-72", "0,2-3", 0);
+    pinned("gh200-4superchip-synthetic.xml", "rr", 4, 0, "62-133", "62-71", "0", 0);
+    pinned("xe8640-4xh100-spr8480-snc4.xml", "rr", 4, 0, "0-47,112-159", "36-47,148-159", "2-3", 12);
     return tap_done();
 }

@@ -287,12 +287,15 @@ static void test_homes(const ng_topology *xe)
      * tasks call home (node 0), then the lowest (node 0 again). */
     if (ok(fixture_init(&f, xe, 3, "1;2;3", "0-27,112-139") == 0 &&
            ngi_plan_homes(&f.p, err, sizeof err) == 0, "xe8640 nodes 0-1: homes built")) {
+        ngi_plan_warn_remote(&f.p);   /* said once the homes are final (plan.c) */
         ok(strcmp(homes(&f), "14-27|0-13|0-13") == 0 && strcmp(remote_flags(&f), "011") == 0,
            "remote GPUs get ONE whole nearest domain each: node 0, claimed by no local home "
            "(homes %s, remote %s)", homes(&f), remote_flags(&f));
         ok(strcmp(plan_warnings(&f),
-                  "GPU " BUS2 ": no allowed core is local to it; using the nearest NUMA node by distance|"
-                  "GPU " BUS3 ": no allowed core is local to it; using the nearest NUMA node by distance") == 0,
+                  "GPU " BUS2 " (on NUMA node 7): no allowed core is local to it; its task uses NUMA "
+                  "node 0, the nearest with the most cores to spare|"
+                  "GPU " BUS3 " (on NUMA node 5): no allowed core is local to it; its task uses NUMA "
+                  "node 0, the nearest with the most cores to spare") == 0,
            "one warning per remote GPU, naming its bus id (%s)", plan_warnings(&f));
     }
     fixture_free(&f);
@@ -356,9 +359,10 @@ static void test_no_distances(void)
     fixture f;
     if (ok(fixture_init(&f, topo, 2, "1;2", "0-27,112-139") == 0 &&
            ngi_plan_homes(&f.p, err, sizeof err) == 0, "no distances: homes built")) {
+        ngi_plan_warn_remote(&f.p);
         ok(strcmp(homes(&f), "14-27|0-13") == 0 && strcmp(remote_flags(&f), "01") == 0 &&
-           strcmp(plan_warnings(&f), "GPU " BUS2 ": no allowed core is local to it and NUMA "
-                  "distances cannot tell which is nearest") == 0,
+           strcmp(plan_warnings(&f), "GPU " BUS2 " (on NUMA node 7): no allowed core is local to "
+                  "it and NUMA distances cannot tell which is nearest: its task uses NUMA node 0") == 0,
            "remote GPU without distances: the node no home claims, and a warning that distances "
            "cannot tell (%s; %s)", homes(&f), plan_warnings(&f));
     }
@@ -498,15 +502,19 @@ static void test_remote(const ng_topology *xe)
     expect_plan(xe, "xe8640 nodes 0-1, GPUs 1, 2, 3: remote tasks share node 0, then node 1's rest",
                 3, "1;2;3", "0-27,112-139", 0,
                 "14-23,126-135|0-8,112-120|9-13,24-27,121-125,136-139",
-                "GPU " BUS2 ": no allowed core is local to it; using the nearest NUMA node by distance|"
-                "GPU " BUS3 ": no allowed core is local to it; using the nearest NUMA node by distance");
+                "GPU " BUS2 " (on NUMA node 7): no allowed core is local to it; its task uses NUMA "
+                "node 0, the nearest with the most cores to spare|"
+                "GPU " BUS3 " (on NUMA node 5): no allowed core is local to it; its task uses NUMA "
+                "node 0, the nearest with the most cores to spare");
     ng_plan *pl = plan(xe, 3, "1;2;3", "0-27,112-139", 0);
     ok(pl && strcmp(flags(pl, 1), "011") == 0, "... gpu_remote for GPUs 2 and 3 only (%s)", flags(pl, 1));
     ng_plan_free(pl);
     expect_plan(xe, "xe8640 nodes 0 and 4, GPUs 0 and 2: each remote GPU gets its nearest node",
                 2, "0;2", "0-13,56-69,112-125,168-181", 0, "0-13,112-125|56-69,168-181",
-                "GPU " BUS0 ": no allowed core is local to it; using the nearest NUMA node by distance|"
-                "GPU " BUS2 ": no allowed core is local to it; using the nearest NUMA node by distance");
+                "GPU " BUS0 " (on NUMA node 3): no allowed core is local to it; its task uses NUMA "
+                "node 0, the nearest with the most cores to spare|"
+                "GPU " BUS2 " (on NUMA node 7): no allowed core is local to it; its task uses NUMA "
+                "node 4, the nearest with the most cores to spare");
     pl = plan(xe, 1, "-1", NULL, 0);
     ok(!pl && strcmp(err, "task 0: GPU index -1 is not a GPU of this topology (it has 4)") == 0,
        "ng_plan_compute refuses GPU index -1: '%s'", err);
