@@ -95,6 +95,29 @@ inject() {
         "numaguard: test_fault=$point armed" "test_fault=$point: slurmd's log says it is armed"
 }
 
+# inject_mem POINT DESC REGEX SRUN-ARGS...: a refused memory policy alone
+# is not a placement failure: each task says it once ("rank N: warning:
+# REGEX...; CPU binding and variables kept"), keeps its CPU binding and
+# its variables (the kernel agrees with NUMAGUARD_CPUS) with no memory
+# policy (NUMAGUARD_MEM_MODE=none); with ,strict the tasks fail.
+inject_mem() {
+    local point=$1 desc=$2 re=$3 a=() strict=() x
+    shift 3
+    a=("$@")
+    for x in "${a[@]}"; do
+        case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
+    done
+    NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
+    ngt_cluster
+    probe_fault "test_fault=$point: $desc" 0 \
+        "^numaguard: rank [01]: warning: $re.*; CPU binding and variables kept\$" 2 2 "${a[@]}"
+    ngt_check applied "$F" "test_fault=$point: CPU binding and variables applied"
+    ngt_check expect "$F" "test_fault=$point: no memory policy" \
+        all:NUMAGUARD_MEM_MODE=none all:mempolicy=default
+    probe_fault "test_fault=$point: $desc, strict" strict "^numaguard: rank [01]: $re" 2 2 \
+        "${strict[@]}"
+}
+
 # --- admin config faults (real node, task/affinity) ---------------------
 NGC_NODES=1 NGC_TASK_PLUGIN=task/affinity NGC_TOPOLOGY= NGC_GPUS=0
 # An admin error goes to slurmd's log once per step, and to the user only
@@ -174,12 +197,12 @@ like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
 # --- faults injected inside the plugin (test_fault=POINT, real node) -------
 # Syscalls: every task reports its own failure; the step's problems
 # (topology) are reported once per node, by local task 0.
-inject mempolicy_einval "set_mempolicy fails with EINVAL" \
-    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EINVAL\): nodes outside the task's cpuset.mems" \
-    2 2 -n 2 --numa-policy=local
-inject mempolicy_eperm "set_mempolicy fails with EPERM" \
-    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EPERM\): a container without CAP_SYS_NICE" \
-    2 2 -n 2 --numa-policy=local
+inject_mem mempolicy_einval "set_mempolicy fails with EINVAL" \
+    "set_mempolicy\(bind:[0-9,-]+\) refused \(EINVAL\): nodes outside the task's cpuset.mems" \
+    -n 2 --numa-policy=local
+inject_mem mempolicy_eperm "set_mempolicy fails with EPERM" \
+    "set_mempolicy\(bind:[0-9,-]+\) refused \(EPERM\): a container without CAP_SYS_NICE" \
+    -n 2 --numa-policy=local
 inject affinity_einval "sched_setaffinity fails with EINVAL" \
     "^numaguard: rank [01]: sched_setaffinity\([0-9,-]+\) refused \(EINVAL\): CPUs offline or outside" \
     2 2 -n 2 --numa-policy=local
