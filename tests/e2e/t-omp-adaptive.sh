@@ -164,9 +164,7 @@ for rt in gcc clang; do
 done
 
 # What the clang probe passes: argc 8 and 20 (objdump of its calls).
-argcs=$(objdump -d --no-show-raw-insn "$BUILD/tests/clang/omp_args" 2>/dev/null |
-    awk '/mov +\$0x[0-9a-f]+,%esi/ {split($NF, a, /[$,]/); v = a[2]} /call.*<__kmpc_fork_call/ {print v; v = ""}' |
-    sort -u | tr '\n' ' ')
+argcs=$(ng_kmpc_argcs "$BUILD/tests/clang/omp_args")
 like "$argcs" "0x14 .*0x8 " "the clang probe's regions call __kmpc_fork_call with 8 and 20 arguments ($argcs)"
 
 # Several runtimes in one process, loaded RTLD_LOCAL as Python loads
@@ -197,7 +195,7 @@ fi
 # numpy in an 8-thread pool, OpenBLAS's pthreads and OpenMP builds, bounded.
 if $PY -c 'import numpy' 2>/dev/null; then
     for b in pthread openmp; do
-        d=/usr/lib/x86_64-linux-gnu/openblas-$b
+        d=/usr/lib/$NG_MA/openblas-$b
         if [ ! -f "$d/libopenblas.so.0" ]; then
             skip 1 "libopenblas0-$b not installed"
             continue
@@ -210,7 +208,7 @@ if $PY -c 'import numpy' 2>/dev/null; then
             "numpy + OpenBLAS $b build, 8 threads x $rounds rounds: finishes with right products (rc $rc, limit ${LIMIT}s)"
         [ $rc -eq 0 ] || tail -3 "$T/np.$b" | sed 's/^/#   /'
     done
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp NUMAGUARD_OMP_DEBUG=1 \
+    LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-openmp NUMAGUARD_OMP_DEBUG=1 \
         gov $PY tests/omp/np_pool.py 4 1 192 >"$T/np.dbg" 2>&1
     like "$(cat "$T/np.dbg")" "omp_get_max_threads: 1 instead of 2" \
         "OpenBLAS's OpenMP build in the pool is told 1 thread (it sizes its jobs by omp_get_max_threads)"
