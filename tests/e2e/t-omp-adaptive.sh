@@ -242,10 +242,10 @@ fi
 
 # numaguard exec: the variables, LD_PRELOAD appended to the user's.
 if [ -n "$XDIR" ]; then
-    out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$XNG" exec --numa-policy=none --omp-guard=adaptive -- \
+    out=$(LD_PRELOAD=/lib/$NG_MA/libm.so.6 "$XNG" exec --numa-policy=none --omp-guard=adaptive -- \
           sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"; echo "CORES=$NUMAGUARD_OMP_CORES"; echo "OMP=$OMP_NUM_THREADS"' 2>&1)
     n=$(nproc)
-    is "$(val "$out" LD_PRELOAD)" "/lib/x86_64-linux-gnu/libm.so.6:$XGOV" \
+    is "$(val "$out" LD_PRELOAD)" "/lib/$NG_MA/libm.so.6:$XGOV" \
         "exec --omp-guard=adaptive: the governor appended to the user's LD_PRELOAD (build tree: beside the binary)"
     is "$(val "$out" CORES)/$(val "$out" OMP)" "$n/$n" "... NUMAGUARD_OMP_CORES and OMP_NUM_THREADS as auto sets it ($n)"
     out=$(LD_PRELOAD=$XGOV "$XNG" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"')
@@ -275,8 +275,8 @@ fi
 # What the library exports: the entry points it governs, nothing else; it
 # needs libc alone.
 syms=$(nm -D --defined-only "$GOV" | awk '{print $3}' | sort | tr '\n' ' ')
-want=$(sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' preload/numaguard-omp.map | sort | tr '\n' ' ')
-is "$syms" "$want" "libnumaguard-omp.so exports exactly preload/numaguard-omp.map ($(echo $want | wc -w) symbols)"
+want=$(sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' "$BUILD/numaguard-omp.map" | sort | tr '\n' ' ')
+is "$syms" "$want" "libnumaguard-omp.so exports exactly this architecture's version script ($(echo $want | wc -w) symbols)"
 writable=$(nm -D --defined-only "$GOV" | awk '$2 ~ /^[BDbdGgSsVv]$/')
 is "$writable" "" "... no data"
 needed=$(objdump -p "$GOV" | awk '/NEEDED/ {print $2}' | grep -v -E '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux.*)$' | tr '\n' ' ')
@@ -286,7 +286,8 @@ is "$needed" "" "... and needs no library but libc's"
 SAN=$T/san.so
 if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address,undefined \
       -fno-sanitize-recover=all -fno-omit-frame-pointer -shared \
-      -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
+      -Wl,--version-script="$BUILD/numaguard-omp.map" -o "$SAN" preload/*.c $(ls preload/kmp_stub_"$(uname -m)".S 2>/dev/null) \
+      -ldl -pthread 2>"$T/san.err"; then
     asan=$(cc -print-file-name=libasan.so)
     for d in "$BUILD/tests" "$BUILD/tests/clang"; do
         for run in "omp_teams 8 50" "omp_teams 2 3 longnest 150" "omp_teams 2 3 start 150" "omp_args 4 20"; do
