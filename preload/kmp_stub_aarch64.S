@@ -23,6 +23,8 @@
  *   frame (x29 = sp after the push; the caller's stack arguments at x29 + 240):
  *     0 x29, x30      16 x19, x20     32 x0, x1     48 x2, x3     64 x4, x5
  *    80 x6, x7        96 x8          112 q0-q7 (128 bytes)            240 */
+#include "gnu_property.h"
+
 #define FRAME 240
 
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
@@ -130,17 +132,7 @@ __kmpc_fork_call:
 /* GNU_PROPERTY_AARCH64_FEATURE_1_AND: BTI (1), PAC (2), what the C
  * objects of the same build say; absent when neither is on. */
 #if NGO_PROP_BTI || NGO_PROP_PAC
-        .pushsection .note.gnu.property, "a"
-        .p2align 3
-        .long   4                       /* name size */
-        .long   16                      /* descriptor size */
-        .long   5                       /* NT_GNU_PROPERTY_TYPE_0 */
-        .asciz  "GNU"
-        .long   0xc0000000
-        .long   4
-        .long   NGO_PROP_BTI | NGO_PROP_PAC
-        .long   0
-        .popsection
+        ngo_gnu_property 0xc0000000, NGO_PROP_BTI | NGO_PROP_PAC
 #endif
         /* No executable stack. */
         .section .note.GNU-stack, "", %progbits

@@ -23,6 +23,8 @@
  *
  *   8(%rbp) return address      -8 %rax   -16 %rdi   -24 %rsi   -32 %rdx
  *   0(%rbp) caller's %rbp      -40 %rcx   -48 %r8    -56 %r9    -64 real entry */
+#include "gnu_property.h"
+
 #ifdef __CET__
 #define NGO_ENDBR endbr64
 #else
@@ -83,19 +85,10 @@ __kmpc_fork_call:
         .size   __kmpc_fork_call, .-__kmpc_fork_call
 
 /* Built with -fcf-protection (IBT, shadow stack): say so, as the C
- * objects' notes do, or the linker drops the feature for the library. */
+ * objects' notes do (GNU_PROPERTY_X86_FEATURE_1_AND; __CET__: bit 0 IBT,
+ * bit 1 SHSTK, what -fcf-protection set). */
 #ifdef __CET__
-        .pushsection .note.gnu.property, "a"
-        .p2align 3
-        .long   4                       /* name size */
-        .long   16                      /* descriptor size */
-        .long   5                       /* NT_GNU_PROPERTY_TYPE_0 */
-        .asciz  "GNU"
-        .long   0xc0000002              /* GNU_PROPERTY_X86_FEATURE_1_AND */
-        .long   4
-        .long   __CET__                 /* bit 0 IBT, bit 1 SHSTK: what -fcf-protection set */
-        .long   0
-        .popsection
+        ngo_gnu_property 0xc0000002, __CET__
 #endif
         /* No executable stack. */
         .section .note.GNU-stack, "", @progbits

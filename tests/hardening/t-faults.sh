@@ -73,24 +73,31 @@ probe_fault() {
     is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
 }
 
+# strict_of SRUN-ARGS...: STRICT=(the same, ,strict appended to --numa-policy=...).
+strict_of() {
+    local x
+    STRICT=()
+    for x in "$@"; do
+        case $x in --numa-policy=*) STRICT+=("$x,strict") ;; *) STRICT+=("$x") ;; esac
+    done
+}
+
 # inject POINT DESC REGEX NLINES NTASKS SRUN-ARGS...: a cluster whose
 # plugstack says test_fault=POINT, then the default run (REGEX then "...as
 # Slurm placed it/them"; nothing applied) and the same job with ,strict
 # appended to the --numa-policy of SRUN-ARGS.
 inject() {
-    local point=$1 desc=$2 re=$3 nl=$4 nt=$5 a=() strict=() x
+    local point=$1 desc=$2 re=$3 nl=$4 nt=$5 a=()
     shift 5
     a=("$@")
-    for x in "${a[@]}"; do
-        case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
-    done
+    strict_of "$@"
     NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
     ngt_cluster
     probe_fault "test_fault=$point: $desc" 0 "$re.*; tasks? runs? as Slurm placed (it|them)" \
         "$nl" "$nt" "${a[@]}"
     ngt_check expect "$F" "test_fault=$point: nothing applied" \
         "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
-    probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${strict[@]}"
+    probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${STRICT[@]}"
     like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
         "numaguard: test_fault=$point armed" "test_fault=$point: slurmd's log says it is armed"
 }
@@ -101,12 +108,10 @@ inject() {
 # its variables (the kernel agrees with NUMAGUARD_CPUS) with no memory
 # policy (NUMAGUARD_MEM_MODE=none); with ,strict the tasks fail.
 inject_mem() {
-    local point=$1 desc=$2 re=$3 a=() strict=() x
+    local point=$1 desc=$2 re=$3 a=()
     shift 3
     a=("$@")
-    for x in "${a[@]}"; do
-        case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
-    done
+    strict_of "$@"
     NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
     ngt_cluster
     probe_fault "test_fault=$point: $desc" 0 \
@@ -115,7 +120,7 @@ inject_mem() {
     ngt_check expect "$F" "test_fault=$point: no memory policy" \
         all:NUMAGUARD_MEM_MODE=none all:mempolicy=default
     probe_fault "test_fault=$point: $desc, strict" strict "^numaguard: rank [01]: $re" 2 2 \
-        "${strict[@]}"
+        "${STRICT[@]}"
 }
 
 # --- admin config faults (real node, task/affinity) ---------------------

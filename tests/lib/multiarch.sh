@@ -23,8 +23,8 @@ NG_MA=${NG_MA:-$(ng_multiarch)}
 
 ng_kmpc_argcs() {
     case $(uname -m) in
-        x86_64) _re='mov +\$0x[0-9a-f]+,%esi' ;;
-        aarch64) _re='mov +w1, #0x[0-9a-f]+' ;;
+        x86_64) _re='mov[ \t]+[$]0x[0-9a-f]+,%esi' ;;
+        aarch64) _re='mov[ \t]+w1, #0x[0-9a-f]+' ;;
         *) return 0 ;;
     esac
     objdump -d --no-show-raw-insn "$1" 2>/dev/null |
