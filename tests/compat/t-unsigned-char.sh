@@ -7,15 +7,8 @@
 # byte, over every topology, the live machine and the error cases. A char
 # compared with a negative value or used as an index would show here
 # first. TAP on stdout; about 35 s for the comparison, the build once.
-BUILD=${BUILD:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-case $BUILD in /*) build=$BUILD ;; *) build=$top/$BUILD ;; esac
-if [ ! -x "$build/numaguard" ]; then
-    echo "1..0 # SKIP $BUILD/numaguard is not built (make all)"
-    exit 0
-fi
-command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is missing"; exit 0; }
+# BUILD, top, build (absolute); a skip without the CLI or python3.
+. "$(dirname "$0")/lib.sh"
 u=$build/uchar
 log=$(mktemp) || exit 1
 trap 'rm -f "$log"' EXIT
