@@ -13,7 +13,7 @@
 #
 # The governor links libc alone (-ldl -pthread: glibc 2.34+ has them in
 # libc), exports only the OpenMP entry points it interposes
-# (preload/numaguard-omp.map; t-symbols checks) and is built with the same
+# ($(BUILD)/numaguard-omp.map from preload/numaguard-omp.map; t-omp-adaptive checks) and is built with the same
 # flags as everything else, SAN=1 included.
 
 NG_OMP_PRELOAD := $(LIBDIR)/numaguard/libnumaguard-omp.so
@@ -31,12 +31,25 @@ $(BUILD)/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELO
 $(BUILD)/faults/lib/task/preload.o: NG_CFLAGS += -DNG_OMP_PRELOAD_PATH='"$(NG_OMP_PRELOAD)"'
 $(BUILD)/lib/task/preload.o $(BUILD)/faults/lib/task/preload.o: $(NG_OMP_STAMP)
 
+# The entry stub of libomp's variadic __kmpc_fork_call, where this
+# compiler's architecture has one (preload/kmp_stub_x86_64.S,
+# kmp_stub_aarch64.S; none elsewhere: libomp's regions are then not
+# governed and the governor says so once per process).
+OMP_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine 2>/dev/null)))
+OMP_STUB := $(wildcard preload/kmp_stub_$(OMP_ARCH).S)
+# This architecture's version script: the common list, plus the stub's
+# entry point where there is one.
+OMP_MAP  := $(BUILD)/numaguard-omp.map
+$(OMP_MAP): preload/numaguard-omp.map $(OMP_STUB)
+	@mkdir -p $(dir $@)
+	sed '$(if $(OMP_STUB),s/^\( *\)__kmpc_fork_call_if;/\1__kmpc_fork_call;\n&/)' $< >$@
+
 # -fvisibility=hidden: only what the map lists (NGO_EXPORT) is exported.
-$(OMP_SO): $(OMP_SRCS) preload/gov.h preload/numaguard-omp.map
+$(OMP_SO): $(OMP_SRCS) $(OMP_STUB) preload/gov.h preload/gnu_property.h $(OMP_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC \
-	    -fvisibility=hidden $(SANFLAGS) -shared -Wl,--version-script=preload/numaguard-omp.map \
-	    -Wl,-z,defs -o $@ $(OMP_SRCS) $(LDFLAGS) -ldl -pthread
+	    -fvisibility=hidden $(SANFLAGS) -shared -Wl,--version-script=$(OMP_MAP) \
+	    -Wl,-z,defs -o $@ $(OMP_SRCS) $(OMP_STUB) $(LDFLAGS) -ldl -pthread
 
 all: $(OMP_SO)
 

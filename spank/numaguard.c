@@ -638,10 +638,10 @@ static int plan_with_real_gpus(uint32_t local, const int *gpus, unsigned n, ng_p
     return rc;
 }
 
-/* What a failed ng_apply_task left in place, exactly: its syscalls are
- * all or nothing (a failed memory policy undoes the affinity) and the
- * variables come last, so a failure there leaves the task placed but its
- * NUMAGUARD_* and thread variables not all set. */
+/* What a failed ng_apply_task left in place, exactly: a refused memory
+ * policy alone is not a failure unless strict, where it undoes the
+ * affinity; the variables come last, so a failure there leaves the task
+ * placed but its NUMAGUARD_* and thread variables not all set. */
 static void apply_failure_tail(const ng_apply_result *res, const ng_plan *plan, unsigned id,
                                char *buf, size_t len)
 {

@@ -314,14 +314,15 @@ static int make_plan(exec_state *s, char *err, size_t len)
     return compute_plan(s, err, len);
 }
 
-/* The governor of --omp-guard=adaptive: the installed one, else the one
- * beside this executable (a build tree: build/numaguard and
- * build/libnumaguard-omp.so). The library checks that root owns it. */
+/* The governor of --omp-guard=adaptive: the one beside this executable
+ * when there is one (a build tree: build/numaguard and
+ * build/libnumaguard-omp.so, so a developer's build never runs an
+ * installed release's governor), else the installed one (an installed
+ * numaguard in $(BINDIR) has none beside it). The library checks that
+ * root owns the file it is given, and says so when it refuses it. */
 static const char *governor_path(char *buf, size_t len)
 {
     const char *installed = ng_omp_preload_path();
-    if (access(installed, F_OK) == 0)
-        return installed;
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
     char *slash = n > 0 ? memrchr(buf, '/', (size_t)n) : NULL;
     if (!slash || (size_t)(slash - buf) + sizeof "/libnumaguard-omp.so" > len)

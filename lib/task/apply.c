@@ -1,9 +1,12 @@
-/* Applying one task's plan to the calling process, all or nothing for the
- * syscalls: CPU affinity (affinity.c), memory policy (mempolicy.c), then
- * the variables (task_env.c). The orchestrator of lib/task/ with
+/* Applying one task's plan to the calling process: CPU affinity
+ * (affinity.c), memory policy (mempolicy.c), then the variables
+ * (task_env.c). Each part applies on its own: a refused memory policy
+ * leaves the CPU binding, the variables and the governor preload in place
+ * (a warning in the result); under strict the syscalls are all or nothing. The orchestrator of lib/task/ with
  * describe.c (the verbose line) beside it. */
 #include "private/task.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- */
@@ -73,6 +76,32 @@ static int apply_mem(const ng_task_plan *tp, const ng_policy *pol, unsigned flag
     return 0;
 }
 
+/* The memory policy was refused (EPERM in a container, ENOSYS under an
+ * emulator or a seccomp filter, nodes outside cpuset.mems). Strict: all
+ * or nothing, the task runs where Slurm placed it (-1). Otherwise the
+ * memory part alone is dropped: no policy, NUMAGUARD_MEM_MODE=none and an
+ * empty NUMAGUARD_MEMS, and the CPU binding, the variables and the
+ * governor still apply, with the reason as a warning (0). */
+static int mem_failed(const ng_policy *pol, apply_sets *s, ng_apply_result *res,
+                      const char *err)
+{
+    if (pol->mods & NG_MOD_STRICT) {
+        if (res->cpus_applied && s->have_saved)
+            ngi_set_affinity(s->sys, s->saved, NULL, 0);
+        res->cpus_applied = 0;
+        return -1;
+    }
+    char msg[sizeof res->warning];
+    snprintf(msg, sizeof msg, "%s; CPU binding and variables kept", err && err[0] ? err :
+             "memory policy not applied");
+    hwloc_bitmap_zero(s->mems);
+    res->mem_mode = NG_MEM_MODE_NONE;
+    res->mem_applied = 0;
+    ngi_strlcpy(res->mem_mode_text, "none", sizeof res->mem_mode_text);
+    ngi_result_warn(res, msg);
+    return 0;
+}
+
 int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
                   unsigned local_id, const ng_policy *pol, unsigned flags,
                   const ng_env_ops *env, ng_apply_result *res,
@@ -116,14 +145,8 @@ int ngi_apply_task_args(const ngi_sys_ops *sys, const ng_apply_args *a, ng_apply
         return ngi_fail(err, errlen, "out of memory");
     }
     int rc = apply_cpus(tp, a->flags, &s, res, err, errlen);
-    if (rc == 0 && apply_mem(tp, a->pol, a->flags, &s, res, err, errlen) != 0) {
-        /* All or nothing for the syscalls: a task whose memory policy failed
-         * runs where Slurm placed it, not half-moved. */
-        if (res->cpus_applied && s.have_saved)
-            ngi_set_affinity(sys, s.saved, NULL, 0);
-        res->cpus_applied = 0;
-        rc = -1;
-    }
+    if (rc == 0 && apply_mem(tp, a->pol, a->flags, &s, res, err, errlen) != 0)
+        rc = mem_failed(a->pol, &s, res, err);
     if (rc == 0)
         rc = ngi_task_export_env(a, tp, s.cpus, s.mems, res, err, errlen);
     sets_free(&s);

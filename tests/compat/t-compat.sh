@@ -8,15 +8,8 @@
 #   NG_COMPAT_ONLY=GLOB         only the cases whose id matches
 #   NG_COMPAT_JOBS=N            parallel runs (default 2)
 #   NG_COMPAT_DIFFERENCES=FILE  explanations instead of tests/compat/differences.tsv
-BUILD=${BUILD:-build}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top" || exit 1
-case $BUILD in /*) build=$BUILD ;; *) build=$top/$BUILD ;; esac
-if [ ! -x "$build/numaguard" ]; then
-    echo "1..0 # SKIP $BUILD/numaguard is not built (make all)"
-    exit 0
-fi
-command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is missing"; exit 0; }
+# BUILD, top, build (absolute); a skip without the CLI or python3.
+. "$(dirname "$0")/lib.sh"
 err=$(mktemp) || exit 1
 trap 'rm -f "$err"' EXIT
 ref=$(BUILD=$BUILD sh tests/compat/build-base.sh 2>"$err")

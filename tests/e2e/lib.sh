@@ -2,6 +2,8 @@
 # with the TAP helpers of tests/lib/tap.sh (ok, is, like, skip, ...).
 # Source it after cd to the repository root; BUILD names the build dir.
 . tests/lib/tap.sh
+# NG_MA (the multiarch triplet), ng_kmpc_argcs: what differs per architecture.
+. tests/lib/multiarch.sh
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 NG=$BUILD/numaguard

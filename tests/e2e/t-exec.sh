@@ -306,5 +306,37 @@ out=$("$NG" exec --numa-policy help -- echo ran)
 like "$out" 'interleave' "--numa-policy help prints the grammar"
 is "$(printf '%s\n' "$out" | grep -c '^ran$')" "0" "... and runs nothing"
 
+# --- set_mempolicy refused (ENOSYS from a seccomp filter, as under
+# qemu-user or a sandbox): each part applies on its own. The task keeps
+# its CPU binding, its variables and the governor, with one warning and no
+# memory policy; strict refuses to run the command. The governor is the
+# build's (a copy where a checkout is not root's alone, tests/lib/governor.sh).
+. tests/lib/governor.sh
+GDIR=$(ng_stage_governor "$BUILD")
+NOMP=$BUILD/tests/no_mempolicy
+if [ -z "$GDIR" ] || [ ! -x "$NOMP" ]; then
+    skip 6 "set_mempolicy refused: needs $NOMP and a governor directory root's alone (run as root)"
+else
+    GNG=$GDIR/numaguard
+    out=$(taskset -c 0,1 "$NOMP" "$GNG" exec --local-rank 1 --local-size 2 --omp-guard=adaptive \
+        -- sh -c "$PROBE" 2>/tmp/ng-exec-err.$$)
+    is "$(val "$out" Cpus_allowed_list)/$(val "$out" NUMAGUARD_CPUS)" "1/1" \
+       "set_mempolicy ENOSYS: rank 1 of 2 keeps its CPU binding (CPU 1) and NUMAGUARD_CPUS"
+    is "$(val "$out" heap)/$(val "$out" NUMAGUARD_MEM_MODE)/$(val "$out" NUMAGUARD_MEMS)" "default/none/" \
+       "set_mempolicy ENOSYS: no memory policy, NUMAGUARD_MEM_MODE=none, NUMAGUARD_MEMS empty"
+    is "$(val "$out" OMP_NUM_THREADS)/$(val "$out" LD_PRELOAD)" "1/$GDIR/libnumaguard-omp.so" \
+       "set_mempolicy ENOSYS: thread variables and the governor preload kept"
+    like "$(cat /tmp/ng-exec-err.$$)" \
+       '^numaguard: warning: set_mempolicy\(bind:0\) failed: Function not implemented; CPU binding and variables kept$' \
+       "set_mempolicy ENOSYS: one warning naming the call"
+    taskset -c 0,1 "$NOMP" "$GNG" exec --local-rank 1 --local-size 2 --omp-guard=adaptive \
+        --numa-policy local,strict -- echo ran >/tmp/ng-exec-out.$$ 2>&1
+    is "$?:$(grep -c '^ran$' /tmp/ng-exec-out.$$)" "1:0" "set_mempolicy ENOSYS, strict: exit 1, command not run"
+    like "$(cat /tmp/ng-exec-out.$$)" \
+       '^numaguard: exec: set_mempolicy\(bind:0\) failed: Function not implemented; strict: not running the command$' \
+       "set_mempolicy ENOSYS, strict: one line saying why"
+    [ "$GDIR" = "$(cd "$BUILD" && pwd)" ] || rm -rf "$GDIR"
+fi
+
 rm -f /tmp/ng-exec-err.$$ /tmp/ng-exec-out.$$
 done_testing

@@ -207,9 +207,7 @@ for rt in gcc clang; do
 done
 
 # What the clang probe passes: argc 8 and 20 (objdump of its calls).
-argcs=$(objdump -d --no-show-raw-insn "$BUILD/tests/clang/omp_args" 2>/dev/null |
-    awk '/mov +\$0x[0-9a-f]+,%esi/ {split($NF, a, /[$,]/); v = a[2]} /call.*<__kmpc_fork_call/ {print v; v = ""}' |
-    sort -u | tr '\n' ' ')
+argcs=$(ng_kmpc_argcs "$BUILD/tests/clang/omp_args")
 like "$argcs" "0x14 .*0x8 " "the clang probe's regions call __kmpc_fork_call with 8 and 20 arguments ($argcs)"
 
 # Several runtimes in one process, loaded RTLD_LOCAL as Python loads
@@ -262,7 +260,7 @@ fi
 # numpy in an 8-thread pool, OpenBLAS's pthreads and OpenMP builds, bounded.
 if $PY -c 'import numpy' 2>/dev/null; then
     for b in pthread openmp; do
-        d=/usr/lib/x86_64-linux-gnu/openblas-$b
+        d=/usr/lib/$NG_MA/openblas-$b
         if [ ! -f "$d/libopenblas.so.0" ]; then
             skip 1 "libopenblas0-$b not installed"
             continue
@@ -275,7 +273,7 @@ if $PY -c 'import numpy' 2>/dev/null; then
             "numpy + OpenBLAS $b build, 8 threads x $rounds rounds: finishes with right products (rc $rc, limit ${LIMIT}s)"
         [ $rc -eq 0 ] || tail -3 "$T/np.$b" | sed 's/^/#   /'
     done
-    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp NUMAGUARD_OMP_DEBUG=1 \
+    LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-openmp NUMAGUARD_OMP_DEBUG=1 \
         gov $PY tests/omp/np_pool.py 4 1 192 >"$T/np.dbg" 2>&1
     like "$(cat "$T/np.dbg")" "omp_get_max_threads: 1 instead of 2" \
         "OpenBLAS's OpenMP build in the pool is told 1 thread (it sizes its jobs by omp_get_max_threads)"
@@ -358,10 +356,10 @@ fi
 
 # numaguard exec: the variables, LD_PRELOAD appended to the user's.
 if [ -n "$XDIR" ]; then
-    out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$XNG" exec --numa-policy=none --omp-guard=adaptive -- \
+    out=$(LD_PRELOAD=/lib/$NG_MA/libm.so.6 "$XNG" exec --numa-policy=none --omp-guard=adaptive -- \
           sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"; echo "CORES=$NUMAGUARD_OMP_CORES"; echo "OMP=$OMP_NUM_THREADS"' 2>&1)
     n=$(nproc)
-    is "$(val "$out" LD_PRELOAD)" "/lib/x86_64-linux-gnu/libm.so.6:$XGOV" \
+    is "$(val "$out" LD_PRELOAD)" "/lib/$NG_MA/libm.so.6:$XGOV" \
         "exec --omp-guard=adaptive: the governor appended to the user's LD_PRELOAD (build tree: beside the binary)"
     is "$(val "$out" CORES)/$(val "$out" OMP)" "$n/$n" "... NUMAGUARD_OMP_CORES and OMP_NUM_THREADS as auto sets it ($n)"
     out=$(LD_PRELOAD=$XGOV "$XNG" exec --numa-policy=none --omp-guard=adaptive -- sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"')
@@ -391,8 +389,8 @@ fi
 # What the library exports: the entry points it governs, nothing else; it
 # needs libc alone.
 syms=$(nm -D --defined-only "$GOV" | awk '{print $3}' | sort | tr '\n' ' ')
-want=$(sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' preload/numaguard-omp.map | sort | tr '\n' ' ')
-is "$syms" "$want" "libnumaguard-omp.so exports exactly preload/numaguard-omp.map ($(echo $want | wc -w) symbols)"
+want=$(sed -n 's/^ *\([A-Za-z_][A-Za-z0-9_]*\);$/\1/p' "$BUILD/numaguard-omp.map" | sort | tr '\n' ' ')
+is "$syms" "$want" "libnumaguard-omp.so exports exactly this architecture's version script ($(echo $want | wc -w) symbols)"
 writable=$(nm -D --defined-only "$GOV" | awk '$2 ~ /^[BDbdGgSsVv]$/')
 is "$writable" "" "... no data"
 needed=$(objdump -p "$GOV" | awk '/NEEDED/ {print $2}' | grep -v -E '^(libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux.*)$' | tr '\n' ' ')
@@ -402,7 +400,8 @@ is "$needed" "" "... and needs no library but libc's"
 SAN=$T/san.so
 if cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fsanitize=address,undefined \
       -fno-sanitize-recover=all -fno-omit-frame-pointer -shared \
-      -Wl,--version-script=preload/numaguard-omp.map -o "$SAN" preload/*.c -ldl -pthread 2>"$T/san.err"; then
+      -Wl,--version-script="$BUILD/numaguard-omp.map" -o "$SAN" preload/*.c $(ls preload/kmp_stub_"$(uname -m)".S 2>/dev/null) \
+      -ldl -pthread 2>"$T/san.err"; then
     asan=$(cc -print-file-name=libasan.so)
     for d in "$BUILD/tests" "$BUILD/tests/clang"; do
         for run in "omp_teams 8 50" "omp_teams 2 3 longnest 150" "omp_teams 2 3 start 150" "omp_args 4 20"; do

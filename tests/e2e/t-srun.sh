@@ -22,7 +22,7 @@ ROOT=$NGC_DIR/root
 mkdir -p "$ROOT"
 dpkg -x "$DEB" "$ROOT" 2>/dev/null
 ok $? "dpkg -x into a clean root"
-MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+MA=$NG_MA
 for f in usr/bin/numaguard "usr/lib/$MA/slurm-wlm/numaguard.so" "usr/lib/$MA/numaguard/libnumaguard-omp.so" \
          usr/share/man/man1/numaguard.1.gz \
          usr/share/man/man8/numaguard.8.gz usr/share/doc/numaguard/plugstack.conf.example; do

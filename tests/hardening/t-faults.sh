@@ -73,26 +73,54 @@ probe_fault() {
     is "$(ngc_node_states)" idle "$desc: node idle afterwards (not drained)"
 }
 
+# strict_of SRUN-ARGS...: STRICT=(the same, ,strict appended to --numa-policy=...).
+strict_of() {
+    local x
+    STRICT=()
+    for x in "$@"; do
+        case $x in --numa-policy=*) STRICT+=("$x,strict") ;; *) STRICT+=("$x") ;; esac
+    done
+}
+
 # inject POINT DESC REGEX NLINES NTASKS SRUN-ARGS...: a cluster whose
 # plugstack says test_fault=POINT, then the default run (REGEX then "...as
 # Slurm placed it/them"; nothing applied) and the same job with ,strict
 # appended to the --numa-policy of SRUN-ARGS.
 inject() {
-    local point=$1 desc=$2 re=$3 nl=$4 nt=$5 a=() strict=() x
+    local point=$1 desc=$2 re=$3 nl=$4 nt=$5 a=()
     shift 5
     a=("$@")
-    for x in "${a[@]}"; do
-        case $x in --numa-policy=*) strict+=("$x,strict") ;; *) strict+=("$x") ;; esac
-    done
+    strict_of "$@"
     NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
     ngt_cluster
     probe_fault "test_fault=$point: $desc" 0 "$re.*; tasks? runs? as Slurm placed (it|them)" \
         "$nl" "$nt" "${a[@]}"
     ngt_check expect "$F" "test_fault=$point: nothing applied" \
         "all:NUMAGUARD_CPUS=<unset>" all:mempolicy=default
-    probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${strict[@]}"
+    probe_fault "test_fault=$point: $desc, strict" strict "$re" "$nl" "$nt" "${STRICT[@]}"
     like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
         "numaguard: test_fault=$point armed" "test_fault=$point: slurmd's log says it is armed"
+}
+
+# inject_mem POINT DESC REGEX SRUN-ARGS...: a refused memory policy alone
+# is not a placement failure: each task says it once ("rank N: warning:
+# REGEX...; CPU binding and variables kept"), keeps its CPU binding and
+# its variables (the kernel agrees with NUMAGUARD_CPUS) with no memory
+# policy (NUMAGUARD_MEM_MODE=none); with ,strict the tasks fail.
+inject_mem() {
+    local point=$1 desc=$2 re=$3 a=()
+    shift 3
+    a=("$@")
+    strict_of "$@"
+    NGC_PLUGSTACK="$(fault_plugstack "test_fault=$point")"
+    ngt_cluster
+    probe_fault "test_fault=$point: $desc" 0 \
+        "^numaguard: rank [01]: warning: $re.*; CPU binding and variables kept\$" 2 2 "${a[@]}"
+    ngt_check applied "$F" "test_fault=$point: CPU binding and variables applied"
+    ngt_check expect "$F" "test_fault=$point: no memory policy" \
+        all:NUMAGUARD_MEM_MODE=none all:mempolicy=default
+    probe_fault "test_fault=$point: $desc, strict" strict "^numaguard: rank [01]: $re" 2 2 \
+        "${STRICT[@]}"
 }
 
 # --- admin config faults (real node, task/affinity) ---------------------
@@ -174,12 +202,12 @@ like "$(cat "$NGC_DIR"/log/slurmd*.log 2>/dev/null)" \
 # --- faults injected inside the plugin (test_fault=POINT, real node) -------
 # Syscalls: every task reports its own failure; the step's problems
 # (topology) are reported once per node, by local task 0.
-inject mempolicy_einval "set_mempolicy fails with EINVAL" \
-    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EINVAL\): nodes outside the task's cpuset.mems" \
-    2 2 -n 2 --numa-policy=local
-inject mempolicy_eperm "set_mempolicy fails with EPERM" \
-    "^numaguard: rank [01]: set_mempolicy\(bind:[0-9,-]+\) refused \(EPERM\): a container without CAP_SYS_NICE" \
-    2 2 -n 2 --numa-policy=local
+inject_mem mempolicy_einval "set_mempolicy fails with EINVAL" \
+    "set_mempolicy\(bind:[0-9,-]+\) refused \(EINVAL\): nodes outside the task's cpuset.mems" \
+    -n 2 --numa-policy=local
+inject_mem mempolicy_eperm "set_mempolicy fails with EPERM" \
+    "set_mempolicy\(bind:[0-9,-]+\) refused \(EPERM\): a container without CAP_SYS_NICE" \
+    -n 2 --numa-policy=local
 inject affinity_einval "sched_setaffinity fails with EINVAL" \
     "^numaguard: rank [01]: sched_setaffinity\([0-9,-]+\) refused \(EINVAL\): CPUs offline or outside" \
     2 2 -n 2 --numa-policy=local

@@ -29,8 +29,8 @@ ngt_cluster
 show='echo "PRE=${LD_PRELOAD-unset} CORES=${NUMAGUARD_OMP_CORES-unset} OMP=$OMP_NUM_THREADS"'
 
 ngc_wait_idle 10
-out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 ngc_srun -n 1 -c "$n" --omp-guard=adaptive sh -c "$show" 2>"$NGT_OUT/e1")
-is "$out" "PRE=/lib/x86_64-linux-gnu/libm.so.6:$GOV CORES=$n OMP=$n" \
+out=$(LD_PRELOAD=/lib/$NG_MA/libm.so.6 ngc_srun -n 1 -c "$n" --omp-guard=adaptive sh -c "$show" 2>"$NGT_OUT/e1")
+is "$out" "PRE=/lib/$NG_MA/libm.so.6:$GOV CORES=$n OMP=$n" \
     "srun --omp-guard=adaptive: governor appended to the user's LD_PRELOAD, NUMAGUARD_OMP_CORES=$n"
 for p in "$NGT_BUILD/tests/omp_teams" "$NGT_BUILD/tests/clang/omp_teams"; do
     ngc_wait_idle 10

@@ -19,6 +19,9 @@ NGT_TOPO=$NGT_TOP/tests/topologies
 NGT_CHECK="python3 $NGT_TOP/tests/slurm/ngcheck.py"
 # shellcheck source=tests/lib/tap.sh
 . "$NGT_TOP/tests/lib/tap.sh"
+# NG_MA (the multiarch triplet): libraries' directories on this architecture.
+# shellcheck source=tests/lib/multiarch.sh
+. "$NGT_TOP/tests/lib/multiarch.sh"
 # shellcheck source=tests/slurm/cluster.sh
 . "$NGT_TOP/tests/slurm/cluster.sh"
 

@@ -61,8 +61,11 @@ enum {
  * The affinity and the memory policy are the calling THREAD's (Linux
  * sched_setaffinity(0)/set_mempolicy): call it in the task before it
  * starts threads, as the plugin does in task_init. @p res is always
- * filled. Returns -1 (err says why) if a step failed; the caller decides
- * whether that is fatal (strict) or a warning.
+ * filled. A refused memory policy alone is not a failure unless @p pol
+ * has strict: the CPU binding and the variables still apply, the mode is
+ * "none" and res->warning says why. Returns -1 (err says why) if a step
+ * failed (under strict, a failed memory policy also undoes the affinity);
+ * the caller decides whether that is fatal (strict) or a warning.
  */
 int ng_apply_task(const ng_topology *topo, const ng_plan *plan,
                   unsigned local_id, const ng_policy *pol, unsigned flags,

