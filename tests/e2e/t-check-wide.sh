@@ -110,13 +110,16 @@ out = []
 for g in root.findall("s:g", ns):
     chips = [(int(r.get("data-task")), r.get("fill") == palette[int(r.get("data-task"))])
              for r in g.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "task-chip"]
-    pics = [s for s in g.findall("s:svg", ns) if s.get("class") == "node-picture"]
-    pus = sum(1 for s in pics for r in s.iter("{http://www.w3.org/2000/svg}rect") if (r.get("class") or "").startswith("pu"))
-    out.append((g.get("data-node-name"), chips, len(pics), pus > 0))
+    pics = [m for m in g.findall("s:g", ns) if m.get("class") == "node-machine"]
+    cores = sorted({(int(r.get("data-task")), r.get("fill") == palette[int(r.get("data-task"))])
+                    for m in pics for r in m.iter("{http://www.w3.org/2000/svg}rect")
+                    if r.get("class") == "core" and r.get("data-task") != "-1"})
+    title = [t.text for m in pics for t in m.iter("{http://www.w3.org/2000/svg}text")][:1]
+    out.append((g.get("data-node-name"), chips, len(pics), cores, title == [g.get("data-node-name")]))
 print(out)
 PY
-)" "[('ng1', [(0, True), (1, True)], 1, True), ('ng2', [(2, True), (3, True)], 1, True)]" \
-    "--svg: a panel per node with its picture; tasks 0-3 in the colours of their ranks"
+)" "[('ng1', [(0, True), (1, True)], 1, [(0, True), (1, True)], True), ('ng2', [(2, True), (3, True)], 1, [(2, True), (3, True)], True)]" \
+    "--svg: a panel per node, its machine titled with its name, drawn by root from the node's facts; tasks 0-3 (chips and cores) in the colours of their ranks"
 
 # --- inside the job (a step of its owner's): the whole job, or --local this node ---
 "${AS_OWNER[@]}" timeout -k 5 60 srun --jobid="$JOB" --overlap -N1 -n1 -w ng1 "$NG" check --job --json \
