@@ -18,7 +18,10 @@ change the title (the Chromium check looks for both).
 
     check_job_attacks.py DIR TOPOLOGY.xml MARKER-FILE
 writes DIR/answers/*.json and DIR/control.svg (the same payloads inline
-in a plain SVG: proves the Chromium check sees a script that runs).
+in a plain SVG: proves the Chromium check sees a script that runs);
+    check_job_attacks.py --forged FILE TOPOLOGY.xml JOB NODE
+writes one forged answer of NODE for job JOB (tests/e2e/t-check-wide.sh,
+check_job_forge.py writes it in place of the node's real answer).
 """
 import json
 import os
@@ -71,7 +74,20 @@ def hostile_topology(xml, marker):
     i = rest.find(">", rest.find('type="Machine"')) + 1
     return head + doctype + sep + rest[:i] + "\n" + info + rest[i:]
 
+def forged(path, topo_path, job, node):
+    p = payloads()
+    doc = answer(node, open(topo_path).read(),
+                 [proc(1, 0, "0", "forged" + p["svg-prefix"], p["quoted-gt"]),
+                  proc(2, 1, "1", p["script"] + p["foreign"] + "\u0085\u009b", p["javascript"])],
+                 p["onload"] + p["entities"])
+    doc["job"] = job
+    with open(path, "w") as f:
+        f.write(json.dumps(doc))
+
 def main():
+    if sys.argv[1] == "--forged":
+        forged(*sys.argv[2:6])
+        return
     out, topo_path, marker = sys.argv[1], sys.argv[2], sys.argv[3]
     xml = open(topo_path).read()
     ans = os.path.join(out, "answers")
