@@ -28,7 +28,8 @@
 # The pictures' tests (tests/draw) read SVG with xmllint (libxml2-utils)
 # and render it with rsvg-convert (librsvg2-bin) and headless Chromium
 # (chromium: ~120 MB to download, ~15 s to install on a Debian 12 machine
-# with a near mirror): in the check set only.
+# with a near mirror): in the check set only. tests/e2e/t-check-wide.sh
+# forges a node's answer the way a job's owner can, with gdb (~10 MB).
 set -e
 demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
 check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
@@ -38,7 +39,7 @@ qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind libomp-dev
 python3-numpy libopenblas0-pthread libopenblas0-openmp
 openmpi-bin mpich
-libxml2-utils librsvg2-bin chromium"
+libxml2-utils librsvg2-bin chromium gdb"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;
