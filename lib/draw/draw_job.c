@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BAND_H = 24, ROW_H = 16, CHIP = 12, PANEL_GAP = 14, MIN_W = 420, LEGEND_GAP = 10 };
+enum { BAND_H = 24, ROW_H = 16, CHIP = 12, PANEL_GAP = 14, MIN_W = 420, LEGEND_W = 640 };
 
 static void text_at(FILE *f, int x, int y, int px, const char *weight, const char *s)
 {
@@ -196,14 +196,18 @@ static int job_write(FILE *out, const char *title, const char *subtitle,
         w = pw > w ? pw : w;
         h += panel_height(&panels[i], &d[i]);
     }
-    int lh = ngi_draw_svg_legend(NULL, &lg, NGI_MARGIN, h, w - 2 * NGI_MARGIN, &lw);
+    /* The legend wraps at the panels' width, or LEGEND_W on a narrow job
+     * (its key lines read as one: a 2-core node is 200 px wide). */
+    int wrap = w - 2 * NGI_MARGIN > LEGEND_W ? w - 2 * NGI_MARGIN : LEGEND_W;
+    int lh = ngi_draw_svg_legend(NULL, &lg, NGI_MARGIN, h, wrap, &lw);
+    w = lw + 2 * NGI_MARGIN > w ? lw + 2 * NGI_MARGIN : w;
     int legend_y = h;
     h += lh + NGI_MARGIN;
     job_head(out, title, subtitle, w, h);
     int y = NGI_TITLE_H - 14;
     for (unsigned i = 0; i < n; i++)
         y = job_panel(out, &panels[i], &d[i], y, w);
-    ngi_draw_svg_legend(out, &lg, NGI_MARGIN, legend_y, w - 2 * NGI_MARGIN, &lw);
+    ngi_draw_svg_legend(out, &lg, NGI_MARGIN, legend_y, wrap, &lw);
     fputs("</svg>\n", out);
     ngi_draw_legend_free(&lg);
     return 0;
