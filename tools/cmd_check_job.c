@@ -155,9 +155,9 @@ static void show_json(const ng_slurm_job *job, const node_view *v, unsigned answ
         if (v[i].ok) {   /* re-written: valid UTF-8, control characters escaped */
             json_raw(&j, "report", "", 0);
             json_copy_clean(stdout, v[i].report);
-        }
-        else
+        } else {
             json_string(&j, "error", v[i].why);
+        }
         json_end_object(&j);
     }
     json_end_array(&j);
