@@ -36,6 +36,8 @@
 # runc, uidmap's newuidmap) on an image debootstrap makes (cached): in the
 # check set only (podman brings conmon, slirp4netns and the CNI/netavark
 # plugins with it).
+# tests/e2e/t-check-wide.sh forges a node's answer the way a job's owner
+# can, with gdb (~10 MB).
 set -e
 demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
 check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
@@ -46,7 +48,7 @@ clang libclang-rt-dev valgrind libomp-dev
 python3-numpy libopenblas0-pthread libopenblas0-openmp
 openmpi-bin mpich
 libxml2-utils librsvg2-bin chromium
-bubblewrap charliecloud-runtime podman runc uidmap debootstrap"
+bubblewrap charliecloud-runtime podman runc uidmap debootstrap gdb"
 case ${1:-check} in
     demo) set_name=demo pkgs=$demo ;;
     check) set_name=check pkgs=$check ;;

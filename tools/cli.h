@@ -24,6 +24,9 @@ void json_bool(json_out *j, const char *key, int value);
 /* An array of OS indices from a bitmap. */
 void json_index_array(json_out *j, const char *key, hwloc_const_bitmap_t set);
 
+/* @p s as a JSON string: control characters (C0, DEL, C1) as \uXXXX,
+ * bytes that are not UTF-8 as \ufffd. */
+void json_write_escaped(FILE *f, const char *s);
 /* Write a JSON value given as text (checked by the caller with json_valid). */
 void json_raw(json_out *j, const char *key, const char *text, size_t len);
 
@@ -43,6 +46,10 @@ int json_element(json_span arr, unsigned i, json_span *out);
 char *json_string_dup(json_span v);
 /* A valid integer value. 0 or -1. */
 int json_number(json_span v, long long *out);
+/* Write valid JSON value @p v to @p f with every string (keys included)
+ * re-written by json_write_escaped: valid UTF-8, control characters
+ * escaped, whatever bytes the value held; whitespace dropped. */
+void json_copy_clean(FILE *f, json_span v);
 
 /* ---- options common to every subcommand ---- */
 typedef struct common_opts {

@@ -458,6 +458,15 @@ static int parse_args(int argc, char **argv, check_opts *o)
 /* How long scontrol may take (it waits on slurmd, which may be down). */
 #define RECORD_TIMEOUT_MS 10000
 
+/* The owner-or-root rule's one answer to anybody but root (docs/check.md):
+ * the same words for a job of somebody else's as for no job at all. */
+static int not_yours(const check_opts *o)
+{
+    char shown[300];
+    return cli_error(1, "check: no job %s of yours here (only its owner or root may check it)",
+                     esc(o->job_id, shown, sizeof shown));
+}
+
 /* No cgroup names the job here: Slurm's record instead of a guess (never
  * a process's own SLURM_JOB_ID). Only for the live /proc: a --fsroot tree
  * has no slurmd to ask. */
@@ -483,6 +492,8 @@ static int list_job_record(check_opts *o)
     if (rc == 0 && o->skip_step)
         o->npids = ng_inspect_drop_step(root, o->job_id, o->skip_step, rec, o->pids, o->npids);
     free(rec);
+    if (rc < 0 && getuid() != 0)   /* Slurm's words would tell whether the job exists */
+        return not_yours(o);
     if (rc < 0)
         return cli_error(1, "check: Slurm's record is unavailable (scontrol listpids %s: %s): "
                          "cannot tell job %s's processes", o->job_id, why, o->job_id);
@@ -529,6 +540,12 @@ static int list_job(check_opts *o)
                                         o->npids);
     else if (rc != 0 && (rc = list_job_record(o)) != 0)
         return rc;
+    /* The owner-or-root rule of check --job (docs/check.md): anybody but
+     * root sees only their own processes of the job; none of theirs gets
+     * the same words whether the job has processes here or not. */
+    o->npids = ng_inspect_keep_owned(o->common.fsroot, (unsigned)getuid(), o->pids, o->npids);
+    if (!o->npids && getuid() != 0)
+        return not_yours(o);
     if (!o->npids)
         return cli_error(1, "check: no process of job %s here", o->job_id);
     return 0;
@@ -568,25 +585,19 @@ static void host_name(char *buf, size_t len)
     buf[len - 1] = '\0';
 }
 
-/* The panel for the job-wide picture (--panel): this node's picture as a
- * JSON string. */
-static int panel_json(json_out *j, const ng_topology *topo, const ng_inspection *ins,
-                      const check_opts *o)
+/* What the job-wide picture needs of this node beyond the report
+ * (--panel): its topology as hwloc XML, serial numbers left out. The
+ * picture is drawn by the caller from these facts (docs/check.md): a
+ * node never sends a picture. */
+static int panel_json(json_out *j, const ng_topology *topo)
 {
-    char *buf = NULL, err[256], name[300], title[400];
+    char *xml = NULL, err[256];
     size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m)
-        return cli_error(1, "check: out of memory");
-    snprintf(title, sizeof title, "numaguard check: %s",
-             cli_topology_name(&o->common, name, sizeof name));
-    ng_draw_request req = {.inspection = ins, .title = title, .subtitle = NULL};
-    int rc = ng_draw_svg(topo, &req, m, err, sizeof err);
-    fclose(m);
-    if (rc == 0)
-        json_string(j, "svg", buf);
-    free(buf);
-    return rc < 0 ? cli_error(1, "check: --panel: %s", err) : 0;
+    if (ng_topology_export_xml(topo, &xml, &len, err, sizeof err) < 0)
+        return cli_error(1, "check: --panel: %s", err);
+    json_string(j, "topology_xml", xml);
+    free(xml);
+    return 0;
 }
 
 static int render(const ng_topology *topo, const ng_inspection *ins, const check_opts *o)
@@ -630,7 +641,7 @@ static int render(const ng_topology *topo, const ng_inspection *ins, const check
         json_end_array(&j);
         summary_json(&j, ins);
         if (o->panel)
-            rc |= panel_json(&j, topo, ins, o);
+            rc |= panel_json(&j, topo);
         json_end_object(&j);
     } else if (!shown && o->all) {
         /* --all-mine that finds nothing says so (an empty output read as

@@ -34,7 +34,7 @@ static int utf8_len(const unsigned char *s)
 /* Strings may come from /proc (a process's comm, environ): control
  * characters (C0, DEL, C1) are written as \uXXXX and bytes that are not
  * UTF-8 as U+FFFD, so the document stays valid JSON and inert in a terminal. */
-static void escaped(FILE *f, const char *s)
+void json_write_escaped(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
@@ -80,7 +80,7 @@ void json_end_array(json_out *j) { close_(j, ']'); }
 void json_string(json_out *j, const char *key, const char *value)
 {
     sep(j, key);
-    escaped(j->f, value);
+    json_write_escaped(j->f, value);
 }
 
 void json_uint(json_out *j, const char *key, unsigned long long value)

@@ -254,13 +254,13 @@ char *json_string_dup(json_span v)
         case 'u':
             hex4(p + 1, end, &cp);
             p += 4;
-            /* A surrogate pair; a lone surrogate becomes U+FFFD. */
+            /* A surrogate pair; a lone surrogate (or \u0000) becomes U+FFFD. */
             if (cp >= 0xd800 && cp < 0xdc00 && end - p > 6 && p[1] == '\\' && p[2] == 'u' &&
                 hex4(p + 3, end, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 p += 6;
-            } else if (cp >= 0xd800 && cp < 0xe000) {
-                cp = 0xfffd;
+            } else if ((cp >= 0xd800 && cp < 0xe000) || cp == 0) {
+                cp = 0xfffd;   /* a NUL would cut the C string short */
             }
             o += put_utf8(cp, o);
             break;
@@ -284,4 +284,61 @@ int json_number(json_span v, long long *out)
         return -1;
     *out = n;
     return 0;
+}
+
+/* One string token re-written (decoded, then escaped anew). */
+static const char *copy_string(FILE *f, const char *p, const char *end)
+{
+    const char *e = skip_string(p, end);
+    json_span tok = {p, (size_t)(e - p)};
+    char *s = json_string_dup(tok);
+    json_write_escaped(f, s ? s : "");
+    free(s);
+    return e;
+}
+
+static const char *copy_value(FILE *f, const char *p, const char *end);
+
+/* An object or array, its strings re-written; the rest as it was. */
+static const char *copy_container(FILE *f, const char *p, const char *end)
+{
+    char close = *p == '{' ? '}' : ']';
+    int object = *p == '{';
+    fputc(*p, f);
+    p = ws(p + 1, end);
+    for (int first = 1; p < end && *p != close; first = 0) {
+        if (!first) {
+            fputc(',', f);
+            p = ws(ws(p, end) + 1, end);   /* past ',' (checked by json_valid) */
+        }
+        if (object) {
+            p = ws(copy_string(f, p, end), end);
+            fputc(':', f);
+            p = ws(p + 1, end);
+        }
+        p = ws(copy_value(f, p, end), end);
+    }
+    fputc(close, f);
+    return p + 1;
+}
+
+static const char *copy_value(FILE *f, const char *p, const char *end)
+{
+    if (*p == '{' || *p == '[')
+        return copy_container(f, p, end);
+    if (*p == '"')
+        return copy_string(f, p, end);
+    const char *e = skip_value(p, end, 0);   /* number, true, false, null */
+    fwrite(p, 1, (size_t)(e - p), f);
+    return e;
+}
+
+void json_copy_clean(FILE *f, json_span v)
+{
+    json_span doc;
+    if (json_valid(v.p, v.len, &doc) < 0) {   /* never: callers pass a valid value */
+        fputs("null", f);
+        return;
+    }
+    copy_value(f, doc.p, doc.p + doc.len);
 }

@@ -133,6 +133,21 @@ static int check_keys(ngi_legend *lg, const ngi_draw_model *m)
     return rc;
 }
 
+/* The job-wide picture's one legend (every node's cores read alike). */
+static int job_keys(ngi_legend *lg)
+{
+    int rc = row(lg, NGI_SW_NONE, 0, "a core in its task's colour (the number: the task's rank)");
+    rc |= row(lg, NGI_SW_STATE, NGI_PU_IDLE, "no task");
+    rc |= row(lg, NGI_SW_SHARED, 0, "several tasks");
+    rc |= row(lg, NGI_SW_STATE, NGI_PU_EXCLUDED, "offline or disallowed");
+    rc |= row(lg, NGI_SW_NONE, 0, "the small squares, one per PU: its runnable threads");
+    for (unsigned h = 0; h < NGI_HEAT_LEVELS; h++)
+        rc |= row(lg, NGI_SW_HEAT, h, "%s", "");
+    rc |= row(lg, NGI_SW_OVER, 0, "more runnable threads than PUs");
+    rc |= row(lg, NGI_SW_PILED, 0, "bound processes overlap");
+    return rc;
+}
+
 static int topo_keys(ngi_legend *lg, const ngi_draw_model *m)
 {
     int rc = row(lg, NGI_SW_STATE, NGI_PU_FREE, "core (its first CPU number)");
@@ -221,11 +236,14 @@ int ngi_draw_legend(ngi_legend *lg, const ngi_draw_model *m, char *err, size_t e
 {
     int rc;
     memset(lg, 0, sizeof *lg);
-    summary(lg, m);
+    if (m->topo)   /* the job-wide legend has no one machine to sum up */
+        summary(lg, m);
     if (m->mode == NGI_MODE_PLAN)
         rc = plan_keys(lg, m);
     else if (m->mode == NGI_MODE_CHECK)
         rc = check_keys(lg, m);
+    else if (m->mode == NGI_MODE_JOB)
+        rc = job_keys(lg);
     else
         rc = topo_keys(lg, m);
     lg->nkeys = lg->n;

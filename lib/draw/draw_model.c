@@ -184,7 +184,7 @@ ngi_pu_state ngi_draw_pu_state(const ngi_draw_model *m, unsigned pu)
         return NGI_PU_ABSENT;
     if (!hwloc_bitmap_isset(m->allowed, pu))
         return NGI_PU_EXCLUDED;
-    if (m->mode != NGI_MODE_PLAN)
+    if (m->mode != NGI_MODE_PLAN && m->mode != NGI_MODE_JOB)
         return NGI_PU_FREE;
     return pu < m->npu && m->pu_ntasks[pu] ? NGI_PU_TASK : NGI_PU_IDLE;
 }
@@ -274,7 +274,7 @@ void ngi_draw_cell_of(const ngi_draw_model *m, hwloc_const_cpuset_t pus, ngi_dra
         cell_pu(m, (unsigned)pu, c);
     }
     hwloc_bitmap_foreach_end();
-    c->over = m->mode == NGI_MODE_CHECK && c->runnable > c->pus;
+    c->over = (m->mode == NGI_MODE_CHECK || m->mode == NGI_MODE_JOB) && c->runnable > c->pus;
     if (c->shared && m->mode == NGI_MODE_PLAN)
         shared_tasks(m, pus, c);
     c->piled = hwloc_bitmap_intersects(m->piled, pus);

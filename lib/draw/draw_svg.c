@@ -22,7 +22,7 @@ static void text_at(FILE *f, int x, int y, int px, const char *extra, const char
     fputs("</text>\n", f);
 }
 
-static void defs(FILE *f)
+void ngi_draw_svg_defs(FILE *f)
 {
     fputs("<defs>\n"
           "<pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -299,7 +299,7 @@ static ngi_rgb pu_rgb(const ngi_draw_model *m, unsigned pu)
     ngi_pu_state s = ngi_draw_pu_state(m, pu);
     if (s == NGI_PU_EXCLUDED || s == NGI_PU_ABSENT)
         return ngi_draw_rgb(NGI_C_DIM);
-    if (m->mode == NGI_MODE_CHECK)
+    if (m->mode == NGI_MODE_CHECK || m->mode == NGI_MODE_JOB)   /* job: the load marker */
         return ngi_draw_heat_rgb(m->pu_runnable[pu]);
     if (m->mode == NGI_MODE_TOPO)
         return (ngi_rgb){255, 255, 255};
@@ -343,7 +343,7 @@ static void core_rect(FILE *f, const ngi_draw_model *m, const ngi_box *b, const 
     if (c->shared || c->piled)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\" "
                    "fill=\"url(#%s)\"/>\n", b->x, b->y, b->w, b->h, c->piled ? "piled" : "hatch");
-    else if (c->state == NGI_PU_TASK && m->mode == NGI_MODE_PLAN)
+    else if (c->state == NGI_PU_TASK && (m->mode == NGI_MODE_PLAN || m->mode == NGI_MODE_JOB))
         task_pattern(f, (unsigned)c->task, b->x, b->y, b->w, b->h, 3);
 }
 
@@ -354,8 +354,11 @@ static void core_pus(FILE *f, const ngi_draw_model *m, const ngi_box *b)
     int x0 = b->x + (b->w - row) / 2, y = b->y + b->h - NGI_CORE_PAD - NGI_PU_H;
     hwloc_bitmap_foreach_begin(pu, b->obj->cpuset) {
         fprintf(f, "<rect class=\"pu\" data-pu=\"%d\"", pu);
-        if (m->mode == NGI_MODE_PLAN && (unsigned)pu < m->npu && m->pu_task[pu] >= 0)
+        if ((m->mode == NGI_MODE_PLAN || m->mode == NGI_MODE_JOB) && (unsigned)pu < m->npu &&
+            m->pu_task[pu] >= 0)
             fprintf(f, " data-task=\"%d\"", m->pu_task[pu]);
+        if (m->mode == NGI_MODE_JOB && (unsigned)pu < m->npu)
+            fprintf(f, " data-runnable=\"%u\"", m->pu_runnable[pu]);
         fprintf(f, " x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"",
                 x0 + k * (NGI_PU_W + NGI_PU_GAP), y, NGI_PU_W, NGI_PU_H);
         fill(f, "fill", pu_rgb(m, (unsigned)pu));
@@ -405,6 +408,12 @@ static void box(FILE *f, const ngi_draw_model *m, const ngi_layout *l, const ngi
     case NGI_BOX_ABSENT: absent(f, m, b); break;
     default: container(f, b); break;
     }
+}
+
+void ngi_draw_svg_boxes(FILE *f, const ngi_draw_model *m, const ngi_layout *l)
+{
+    for (unsigned i = 0; i < l->n; i++)
+        box(f, m, l, &l->box[i]);
 }
 
 /* ---- legend ---- */
@@ -496,7 +505,7 @@ static void swatch(FILE *f, const ngi_legend_row *r, int x, int y)
 
 /* The keys on lines that wrap at @p width, then one row per line. With
  * @p f NULL only measures; returns the height, *w the width used. */
-static int legend(FILE *f, const ngi_legend *lg, int x0, int y0, int width, int *w)
+int ngi_draw_svg_legend(FILE *f, const ngi_legend *lg, int x0, int y0, int width, int *w)
 {
     int x = x0, y = y0;
     *w = 0;
@@ -563,7 +572,7 @@ int ngi_draw_svg_write(FILE *f, const ngi_draw_model *m, const ngi_layout *l,
     int lw, top = mach->y + mach->h + 16;
     int tw = title_w(m, lg), wrap = mach->w > tw ? mach->w : tw;
     wrap = wrap > 480 ? wrap : 480;
-    int lh = legend(NULL, lg, NGI_MARGIN, top, wrap, &lw);
+    int lh = ngi_draw_svg_legend(NULL, lg, NGI_MARGIN, top, wrap, &lw);
     int w = mach->w > lw ? mach->w : lw;
     w = (w > tw ? w : tw) + 2 * NGI_MARGIN;
     int h = top + lh + NGI_MARGIN;
@@ -574,12 +583,11 @@ int ngi_draw_svg_write(FILE *f, const ngi_draw_model *m, const ngi_layout *l,
             (int)(w * s + 0.5), (int)(h * s + 0.5), w, h);
     ngi_draw_xml(f, m->req->title ? m->req->title : "numaguard");
     fputs("</title>\n", f);
-    defs(f);
+    ngi_draw_svg_defs(f);
     fprintf(f, "<rect class=\"background\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", w, h);
     title(f, m, lg);
-    for (unsigned i = 0; i < l->n; i++)
-        box(f, m, l, &l->box[i]);
-    legend(f, lg, NGI_MARGIN, top, wrap, &lw);
+    ngi_draw_svg_boxes(f, m, l);
+    ngi_draw_svg_legend(f, lg, NGI_MARGIN, top, wrap, &lw);
     fputs("</svg>\n", f);
     return ferror(f) ? -1 : 0;
 }

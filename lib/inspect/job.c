@@ -138,14 +138,16 @@ int ng_slurm_job_query(const char *job_id, unsigned timeout_ms, ng_slurm_job *jo
     int rc = ngi_run_bounded(argv, timeout_ms, SHOW_MAX, &res);
     if (rc < 0) {
         ngi_cmd_free(&res);
-        return ngi_fail(err, errlen, "cannot run scontrol: %s",
-                        res.not_found ? "not on PATH (no Slurm client here?)" : "cannot start it");
+        ngi_fail(err, errlen, "cannot run scontrol: %s",
+                 res.not_found ? "not on PATH (no Slurm client here?)" : "cannot start it");
+        return NG_JOB_NO_SLURM;
     }
     if (res.timed_out || res.too_big) {
         char what[160];
         ngi_cmd_describe(&res, what, sizeof what);
         ngi_cmd_free(&res);
-        return ngi_fail(err, errlen, "scontrol %s", what);
+        ngi_fail(err, errlen, "scontrol %s", what);
+        return NG_JOB_NO_SLURM;
     }
     /* Not found, not parsable, or not the caller's: the same words, so
      * that nobody learns whether somebody else's job exists. */
@@ -165,6 +167,21 @@ int ng_slurm_job_query(const char *job_id, unsigned timeout_ms, ng_slurm_job *jo
         return -1;
     }
     return 0;
+}
+
+unsigned ng_inspect_keep_owned(const char *fsroot, unsigned uid, int *pids, unsigned n)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned owner;
+        char user[64];
+        /* One whose owner cannot be read (gone, or hidden by hidepid) is
+         * not the caller's as far as anybody can tell: left out. */
+        if (uid == 0 || (ngi_proc_owner(fsroot, pids[i], &owner, user, sizeof user) == 0 &&
+                         owner == uid))
+            pids[kept++] = pids[i];
+    }
+    return kept;
 }
 
 void ng_slurm_job_clear(ng_slurm_job *job)

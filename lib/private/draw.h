@@ -87,9 +87,19 @@ void ngi_draw_list(hwloc_const_bitmap_t set, char *buf, size_t len);
 
 /* ---- draw_model.c ---- */
 
-typedef enum ngi_draw_mode { NGI_MODE_TOPO = 0, NGI_MODE_PLAN, NGI_MODE_CHECK } ngi_draw_mode;
+/* NGI_MODE_JOB: one node of the job-wide picture (draw_job.c): cores in
+ * their task's colour as in a plan (a task is its global rank), each PU
+ * in the heat colour of its runnable threads, oversubscribed and piled
+ * cores marked as in check. */
+typedef enum ngi_draw_mode {
+    NGI_MODE_TOPO = 0,
+    NGI_MODE_PLAN,
+    NGI_MODE_CHECK,
+    NGI_MODE_JOB
+} ngi_draw_mode;
 
-/** State of a PU (and, summed up, of a core). */
+/** State of a PU (and, summed up, of a core). In NGI_MODE_JOB a PU with
+ *  a task is TASK, one without IDLE, as in a plan. */
 typedef enum ngi_pu_state {
     NGI_PU_FREE = 0,  /* topo: no allocation to show */
     NGI_PU_IDLE,      /* allocated, no task */
@@ -252,6 +262,12 @@ void ngi_draw_legend_free(ngi_legend *lg);
 
 int ngi_draw_svg_write(FILE *f, const ngi_draw_model *m, const ngi_layout *l,
                        const ngi_legend *lg);
+/** Pieces of the document for draw_job.c: the <defs> (patterns), every box
+ *  of @p l, and the legend from (x0, y0) wrapping at @p width (@p f NULL:
+ *  measures only; returns its height, *w its width). */
+void ngi_draw_svg_defs(FILE *f);
+void ngi_draw_svg_boxes(FILE *f, const ngi_draw_model *m, const ngi_layout *l);
+int ngi_draw_svg_legend(FILE *f, const ngi_legend *lg, int x0, int y0, int width, int *w);
 int ngi_draw_map_write(FILE *f, const ngi_draw_model *m, const ngi_legend *lg);
 
 #endif

@@ -109,18 +109,13 @@ size_t ngi_cache_strip_identifiers(char *xml, size_t len)
     return out;
 }
 
-/* Export the live topology as XML (malloc'd, no trailing NUL), without
- * identifying attributes. */
-static int export_live(char **xml, size_t *len, char *err, size_t errlen)
+int ng_topology_export_xml(const ng_topology *t, char **xml, size_t *len, char *err,
+                           size_t errlen)
 {
-    /* Complete topology: a reader restricts it to its own cgroup
-     * (THISSYSTEM_ALLOWED_RESOURCES), whatever cgroup the writer ran in. */
-    ng_topology_options o = {.include_disallowed = 1};
-    ng_topology *t = NULL;
-    if (ng_topology_load(&t, &o, err, errlen) < 0)
-        return -1;
     char *buf = NULL;
     int blen = 0;
+    if (!t || !xml || !len)
+        return ngi_fail(err, errlen, "ng_topology_export_xml: no topology or no output");
     hwloc_topology_t hw = ng_topology_hwloc(t);
     int rc = hwloc_topology_export_xmlbuffer(hw, &buf, &blen, 0);
     *xml = NULL;
@@ -132,7 +127,6 @@ static int export_live(char **xml, size_t *len, char *err, size_t errlen)
     /* Freed while the topology lives: hwloc needs its XML callbacks for it. */
     if (rc == 0)
         hwloc_free_xmlbuffer(hw, buf);
-    ng_topology_free(t);
     if (rc < 0 || blen <= 1)
         return ngi_fail(err, errlen, "hwloc cannot export the topology: %s", strerror(errno));
     if (!*xml)
@@ -146,6 +140,21 @@ static int export_live(char **xml, size_t *len, char *err, size_t errlen)
     *len = kept;
     (*xml)[kept] = '\0';
     return 0;
+}
+
+/* Export the live topology as XML (malloc'd, NUL after *len bytes),
+ * without identifying attributes. */
+static int export_live(char **xml, size_t *len, char *err, size_t errlen)
+{
+    /* Complete topology: a reader restricts it to its own cgroup
+     * (THISSYSTEM_ALLOWED_RESOURCES), whatever cgroup the writer ran in. */
+    ng_topology_options o = {.include_disallowed = 1};
+    ng_topology *t = NULL;
+    if (ng_topology_load(&t, &o, err, errlen) < 0)
+        return -1;
+    int rc = ng_topology_export_xml(t, xml, len, err, errlen);
+    ng_topology_free(t);
+    return rc;
 }
 
 /* These make hwloc describe another machine (test clusters start slurmd

@@ -5,6 +5,7 @@
 #include "private/topo.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,12 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
     }
     if (ngi_hwloc_setup(t->hw, o->include_disallowed) < 0)
         return ngi_fail(err, errlen, "hwloc: cannot set flags/filters: %s", strerror(errno));
-    if (o->xml_path && *o->xml_path) {
+    if (o->xml_buffer) {
+        /* Another machine's XML (hwloc counts the NUL in the size). */
+        if (!o->xml_len || o->xml_len >= INT_MAX || o->xml_buffer[o->xml_len] != '\0' ||
+            hwloc_topology_set_xmlbuffer(t->hw, o->xml_buffer, (int)o->xml_len + 1) < 0)
+            return ngi_fail(err, errlen, "not a valid hwloc XML topology");
+    } else if (o->xml_path && *o->xml_path) {
         if (access(o->xml_path, R_OK) < 0)
             return ngi_fail(err, errlen, "cannot read topology XML '%.200s': %s", o->xml_path,
                            strerror(errno));
@@ -77,6 +83,8 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
         ngi_hwloc_skip_slow_components(t->hw);
     }
     if (hwloc_topology_load(t->hw) < 0) {
+        if (o->xml_buffer)
+            return ngi_fail(err, errlen, "not a valid hwloc XML topology (%s)", strerror(errno));
         if (o->xml_path && *o->xml_path)
             return bad_xml(o->xml_path, err, errlen);
         return ngi_fail(err, errlen, "hwloc cannot load the live topology: %s", strerror(errno));
@@ -92,7 +100,7 @@ static int hw_load(ng_topology *t, const ng_topology_options *o, char *err, size
 static int hw_load_cache(ng_topology *t, const ng_topology_options *o, char *why,
                          size_t whylen)
 {
-    if (!o->cache_dir || !*o->cache_dir || (o->xml_path && *o->xml_path))
+    if (!o->cache_dir || !*o->cache_dir || (o->xml_path && *o->xml_path) || o->xml_buffer)
         return 0;
     if (hwloc_topology_init(&t->hw) < 0) {
         t->hw = NULL;
@@ -193,7 +201,7 @@ static int load(const ngi_sys_ops *sys, ng_topology **out, const ng_topology_opt
         return -1;
     }
     int xml = o->xml_path && *o->xml_path;
-    t->this_system = xml ? xml_matches_sysfs(t->hw, t->fsroot) : 1;
+    t->this_system = o->xml_buffer ? 0 : xml ? xml_matches_sysfs(t->hw, t->fsroot) : 1;
     t->allowed = hwloc_bitmap_dup(o->include_disallowed ? hwloc_topology_get_topology_cpuset(t->hw)
                                                         : hwloc_topology_get_allowed_cpuset(t->hw));
     /* @p sys (lib/private/sysops.h) may replace the walk over hwloc's NUMA

@@ -53,6 +53,22 @@ ok $([ -n "$JOB" ] && [ "$(grep -c ready "$NGT_OUT/piled")" -eq 2 ]; echo $?) "j
 "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/piled.json"
 rc=$?
 "$NGT_CLI" check --local --job "$JOB" >"$NGT_OUT/piled.txt"
+# --local follows the owner-or-root rule of check --job (issue 38): root's
+# job, asked by uid 65534, the same words as a job that does not exist.
+if command -v setpriv >/dev/null 2>&1; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$NGT_CLI" check --local --job "$JOB" \
+        >"$NGT_OUT/other.out" 2>"$NGT_OUT/other.err"
+    is "$?:$(wc -c <"$NGT_OUT/other.out"):$(tail -1 "$NGT_OUT/other.err")" \
+        "1:0:numaguard: check: no job $JOB of yours here (only its owner or root may check it)" \
+        "--local by another user: exit 1, nothing on stdout, no job of theirs"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$NGT_CLI" check --local --job 999999 \
+        >/dev/null 2>"$NGT_OUT/none.err"
+    is "$?:$(tail -1 "$NGT_OUT/none.err")" \
+        "1:numaguard: check: no job 999999 of yours here (only its owner or root may check it)" \
+        "--local on a job that does not exist: the same words"
+else
+    skip 2 "needs setpriv (util-linux)"
+fi
 end_job
 echo "# numaguard check --job $JOB (srun -n 2 --cpu-bind=map_cpu:0,0):"
 sed 's/^/#   /' "$NGT_OUT/piled.txt"
@@ -141,6 +157,9 @@ if command -v setpriv >/dev/null 2>&1; then
         >"$NGT_OUT/evil.txt" 2>&1
     rc=$?
     "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/evil.json"
+    setpriv --reuid=$U --regid=$U --clear-groups "$NGT_CLI" check --local --job "$JOB" --json \
+        >"$NGT_OUT/evil.owner.json" 2>/dev/null
+    is "$?:$(sj "$NGT_OUT/evil.owner.json" 'len(ps)')" "0:2" "--local by the job's owner (uid $U): its 2 ranks"
     end_job
     echo "# root: numaguard check --job $JOB (job of uid $U, escape sequences in comm and environ):"
     sed 's/^/#   /' "$NGT_OUT/evil.txt"

@@ -49,7 +49,8 @@ sj() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); N={n["name"]
 ngc_wait_idle 10
 out=$NGT_OUT/job
 : >"$out"
-as_user $U timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -N 2 -n 4 --numa-policy=local \
+# (its bound leaves time for the forged answers below: gdb per forge)
+as_user $U timeout -k 5 $((NGC_SRUN_TIMEOUT + 120)) srun -N 2 -n 4 --numa-policy=local \
     "$NGT_SHARED/ng_threads" 1 0 64 >"$out" 2>"$out.err" &
 SRUN=$!
 i=0
@@ -95,7 +96,10 @@ alone "$NG" check --job "$JOB" --map >"$NGT_OUT/root.map" 2>&1
 is "$(grep -c '^== node ng[12]: answered' "$NGT_OUT/root.map"):$(grep -c 'runnable threads on each core' "$NGT_OUT/root.map")" \
     "2:2" "--map: each node's map under its name"
 alone "$NG" check --job "$JOB" --svg "$NGT_OUT/job.svg" >"$NGT_OUT/svg.out" 2>&1
-is "$?:$(cat "$NGT_OUT/svg.out" | tr '\n' ' ')" "0:node ng1: answered in $(sed -n 's/^node ng1: answered in //p' "$NGT_OUT/svg.out") node ng2: answered in $(sed -n 's/^node ng2: answered in //p' "$NGT_OUT/svg.out") " \
+rc=$?
+# NG_TEST_PICTURES=DIR keeps the job's picture (to look at or render).
+[ -z "${NG_TEST_PICTURES:-}" ] || cp "$NGT_OUT/job.svg" "$NG_TEST_PICTURES/check-wide-job.svg"
+is "$rc:$(cat "$NGT_OUT/svg.out" | tr '\n' ' ')" "0:node ng1: answered in $(sed -n 's/^node ng1: answered in //p' "$NGT_OUT/svg.out") node ng2: answered in $(sed -n 's/^node ng2: answered in //p' "$NGT_OUT/svg.out") " \
     "--svg FILE: the nodes and how they answered on stdout"
 if command -v xmllint >/dev/null 2>&1; then
     xmllint --noout "$NGT_OUT/job.svg" 2>"$NGT_OUT/xmllint.err"
@@ -110,13 +114,16 @@ out = []
 for g in root.findall("s:g", ns):
     chips = [(int(r.get("data-task")), r.get("fill") == palette[int(r.get("data-task"))])
              for r in g.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "task-chip"]
-    pics = [s for s in g.findall("s:svg", ns) if s.get("class") == "node-picture"]
-    pus = sum(1 for s in pics for r in s.iter("{http://www.w3.org/2000/svg}rect") if (r.get("class") or "").startswith("pu"))
-    out.append((g.get("data-node-name"), chips, len(pics), pus > 0))
+    pics = [m for m in g.findall("s:g", ns) if m.get("class") == "node-machine"]
+    cores = sorted({(int(r.get("data-task")), r.get("fill") == palette[int(r.get("data-task"))])
+                    for m in pics for r in m.iter("{http://www.w3.org/2000/svg}rect")
+                    if r.get("class") == "core" and r.get("data-task") != "-1"})
+    title = [t.text for m in pics for t in m.iter("{http://www.w3.org/2000/svg}text")][:1]
+    out.append((g.get("data-node-name"), chips, len(pics), cores, title == [g.get("data-node-name")]))
 print(out)
 PY
-)" "[('ng1', [(0, True), (1, True)], 1, True), ('ng2', [(2, True), (3, True)], 1, True)]" \
-    "--svg: a panel per node with its picture; tasks 0-3 in the colours of their ranks"
+)" "[('ng1', [(0, True), (1, True)], 1, [(0, True), (1, True)], True), ('ng2', [(2, True), (3, True)], 1, [(2, True), (3, True)], True)]" \
+    "--svg: a panel per node, its machine titled with its name, drawn by root from the node's facts; tasks 0-3 (chips and cores) in the colours of their ranks"
 
 # --- inside the job (a step of its owner's): the whole job, or --local this node ---
 "${AS_OWNER[@]}" timeout -k 5 60 srun --jobid="$JOB" --overlap -N1 -n1 -w ng1 "$NG" check --job --json \
@@ -137,6 +144,74 @@ is "$rc:$(wc -c <"$NGT_OUT/other.out"):$(cat "$NGT_OUT/other.err")" \
     "uid $OTHER: exit 1, nothing on stdout, no node, state or owner named"
 is "$(sed "s/999999/$JOB/" "$NGT_OUT/none.err")" "$(cat "$NGT_OUT/other.err")" \
     "uid $OTHER: the same words as for a job that does not exist"
+
+# --- the owner forges ng1's answer (issue 38) ---
+# A step of the owner's on ng1 waits for root's node side there, stops
+# it, writes a forged report (scripts in every string, an old-style "svg"
+# member with the namespace-prefix and quoted-'>' bypasses) to its stdout
+# and makes it exit 0 (gdb): root's check takes it as ng1's answer. Root's
+# picture draws it (the forged pids are there) but holds nothing of the
+# owner's markup, and no script runs in Chromium; --json and text say the
+# reports are the owner's.
+if command -v gdb >/dev/null 2>&1 && [ -x /usr/bin/python3 ]; then
+    python3 tests/e2e/check_job_attacks.py --forged "$NGT_SHARED/forged.json" \
+        tests/topologies/laptop-hp-elitebook-i7-1370p.xml "$JOB" ng1
+    cp tests/e2e/check_job_forge.py "$NGT_SHARED/"
+    chmod a+r "$NGT_SHARED/forged.json" "$NGT_SHARED/check_job_forge.py"
+    "${AS_OWNER[@]}" timeout -k 5 150 srun --jobid="$JOB" --overlap -N1 -n1 -w ng1 \
+        /usr/bin/python3 "$NGT_SHARED/check_job_forge.py" "$JOB" ng1 "$NGT_SHARED/forged.json" 120 \
+        >"$NGT_OUT/forge.out" 2>&1 &
+    FORGER=$!
+    for ((i = 0; i < 300; i++)); do grep -q ready "$NGT_OUT/forge.out" && break; sleep 0.05; done
+    # (the forger may miss a node side that printed before it was stopped:
+    # root's check then says ng1 failed; tried again, up to 5 times)
+    t0=$SECONDS
+    for try in 1 2 3 4 5; do
+        alone "$NG" check --job "$JOB" --svg "$NGT_OUT/forged.svg" >"$NGT_OUT/forged-svg.out" 2>&1
+        rc=$?
+        grep -q '^node ng1: answered' "$NGT_OUT/forged-svg.out" && grep -q 'pid 1 (forged' "$NGT_OUT/forged.svg" && break
+    done
+    echo "# --svg forged after $try tries, $((SECONDS - t0)) s"
+    t0=$SECONDS
+    for try in 1 2 3 4 5; do
+        alone "$NG" check --job "$JOB" --json >"$NGT_OUT/forged.json" 2>/dev/null
+        grep -q '"comm":"forged' "$NGT_OUT/forged.json" && break
+    done
+    echo "# --json forged after $try tries, $((SECONDS - t0)) s"
+    alone "$NG" check --job "$JOB" >"$NGT_OUT/forged.txt" 2>/dev/null
+    kill "$FORGER" 2>/dev/null
+    wait "$FORGER" 2>/dev/null
+    echo "# forger on ng1: $(tr '\n' ' ' <"$NGT_OUT/forge.out"); root's --svg: $(tr '\n' ' ' <"$NGT_OUT/forged-svg.out")"
+    is "$rc:$(grep -c '^node ng[12]: answered' "$NGT_OUT/forged-svg.out"):$(grep -c 'pid 1 (forged' "$NGT_OUT/forged.svg")" "0:2:1" \
+        "root's --svg took ng1's forged answer (exit 0, both nodes answered, the forged pid 1 drawn)"
+    is "$(python3 - "$NGT_OUT/forged.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+tags = sorted({e.tag[len(S):] for e in root.iter()} - {"svg", "title", "defs", "pattern", "rect", "text", "g", "line"})
+attrs = sorted({a for e in root.iter() for a in e.attrib if a.lower().startswith("on") or "href" in a.lower()})
+raw = open(sys.argv[1], "rb").read()
+print(tags, attrs, b"<script" in raw, b"<svg:" in raw, b"<foreignObject" in raw)
+PY
+)" "[] [] False False False" "the picture holds only numaguard's elements: none of the owner's markup"
+    CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+    if [ -n "$CHROMIUM" ]; then
+        rm -rf "$NGT_OUT/profile"
+        timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+            --user-data-dir="$NGT_OUT/profile" --virtual-time-budget=2000 --dump-dom \
+            "file://$NGT_OUT/forged.svg" >"$NGT_OUT/forged.dom" 2>/dev/null
+        is "$(grep -c 'data-pwned="' "$NGT_OUT/forged.dom"):$(grep -o '<title>[^<]*</title>' "$NGT_OUT/forged.dom" | head -1)" \
+            "0:<title>numaguard check: job $JOB</title>" "in Chromium: no script of the owner's ran"
+    else
+        skip 1 "no chromium"
+    fi
+    is "$(python3 -c 'import json,sys; raw=open(sys.argv[1],"rb").read(); D=json.loads(raw.decode("utf-8")); n=[n for n in D["nodes"] if n["name"]=="ng1"][0]; print(D["reports_written_as_uid"], n["status"], n["report"]["processes"][1]["comm"][-2:] == "\x85\x9b", b"\xc2\x85" in raw)' "$NGT_OUT/forged.json")" \
+        "$U ok True False" "--json: ng1's forged report, C1 controls escaped (\\u0085), the reports said to be uid $U's"
+    is "$(sed -n 2p "$NGT_OUT/forged.txt" | grep -c "as the job's owner.*uid $U)")" 1 \
+        "text: the line under the job's says the reports are the owner's"
+else
+    skip 5 "needs gdb and /usr/bin/python3 (the forger)"
+fi
 
 # --- a node that does not answer ---
 kill -STOP "${NGC_SLURMD_PIDS[1]}"

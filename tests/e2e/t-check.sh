@@ -379,12 +379,12 @@ root = ET.parse(sys.argv[1]).getroot()
 out = []
 for g in root.findall(S + "g"):
     chips = [int(r.get("data-task")) for r in g.iter(S + "rect") if r.get("class") == "task-chip"]
-    ids = [e.get("id") for e in g.iter() if e.get("id")]
-    out.append((g.get("data-node-name"), g.get("data-picture"), chips, ids, any(e.tag == S + "script" for e in root.iter())))
+    notes = [t.text.split("; ")[-1] for t in g.iter(S + "text") if t.text and "; " in t.text]
+    out.append((g.get("data-node-name"), g.get("data-picture"), chips, notes, any(e.tag == S + "script" for e in root.iter())))
 print(out)
 PY
-)" "[('n1', 'yes', [0, 1], ['p0-piled'], False), ('n2', 'no', [2], [], False), ('n3', 'no', [], [], False)]" \
-    "--replay --svg: tasks in rank order, ids prefixed per panel; a picture with a script left out; no script anywhere"
+)" "[('n1', 'no', [0, 1], ['no topology in its answer (an older numaguard there?)'], False), ('n2', 'no', [2], ['no topology in its answer (an older numaguard there?)'], False), ('n3', 'no', [], [], False)]" \
+    "--replay --svg: tasks in rank order; a node's own picture (svg, old answers) never used, its band says what is missing; no script anywhere"
 "$NG" check --job 7 --replay "$R" >/dev/null 2>"$T/e"
 is "$?:$(cat "$T/e")" "2:numaguard: check: --replay DIR goes with --job ID and --json or --svg" "--replay without --json or --svg: exit 2"
 "$NG" check --local --all-mine >/dev/null 2>"$T/e"

@@ -13,6 +13,8 @@
 #   fallback  6.1 kernel: weighted interleave unsupported
 #   widemem   a widened task's memory (bind to its GPU's and cores' nodes)
 #             filling its GPU's node: placed on both, not OOM-killed
+#   jobwide   check --job across two slurmd (vm1, vm2) on cgroup v2 with
+#             task/cgroup, a job of uid 65534, then with /proc hidepid=2
 . /ngvm/env
 TAP=/ngvm/tap
 LOG=/ngvm/guest.log
@@ -177,13 +179,15 @@ EOF
 # Wait (up to 30 s of guest time) until the node is idle.
 wait_idle() {
     end=$(awk -v u="$(uptime_s)" 'BEGIN{print int(u) + 30}')
-    while [ "$(sinfo -h -N -o %t 2>/dev/null)" != idle ]; do
+    while [ "$(sinfo -h -N -o %t 2>/dev/null | sort -u)" != idle ]; do
         [ "$(uptime_s | cut -d. -f1)" -lt "$end" ] || return 1
         sleep 0.1
     done
 }
 
-slurm_start() {
+# The guest's network and cgroup root as Slurm needs them (once).
+slurm_host_setup() {
+    ip link show ngdummy >/dev/null 2>&1 && return 0
     ip link set lo up
     # getaddrinfo(AI_ADDRCONFIG) needs a non-loopback address (module in initramfs).
     ip link add ngdummy type dummy && ip addr add 10.254.0.1/24 dev ngdummy && ip link set ngdummy up
@@ -191,13 +195,22 @@ slurm_start() {
     # IgnoreSystemd: slurmd creates its scope under an existing system.slice.
     mkdir -p /sys/fs/cgroup/system.slice
     echo "+cpuset +cpu +memory +pids" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-    slurm_conf
+}
+
+# slurmctld, until it accepts connections (30 s of guest time at most).
+ctld_start() {
     slurmctld -D -i -f $NGS/slurm.conf >$NGS/slurmctld.out 2>&1 &
     CTLD=$!
     i=0
     until (echo >/dev/tcp/127.0.0.1/16817) 2>/dev/null; do
         i=$((i + 1)); [ $i -gt 300 ] && return 1; sleep 0.1
     done
+}
+
+slurm_start() {
+    slurm_host_setup
+    slurm_conf
+    ctld_start || return 1
     slurmd -D -N vm -f $NGS/slurm.conf >$NGS/slurmd.out 2>&1 &
     SLURMD=$!
     wait_idle
@@ -206,9 +219,11 @@ slurm_start() {
 slurm_stop() {
     [ -n "${SLURMD:-}" ] || return 0
     wait_idle
-    kill "$SLURMD" "$CTLD" 2>/dev/null
+    # shellcheck disable=SC2086 # (jobwide: two slurmd)
+    kill $SLURMD "$CTLD" 2>/dev/null
     sleep 1
-    kill -9 "$SLURMD" "$CTLD" 2>/dev/null
+    # shellcheck disable=SC2086
+    kill -9 $SLURMD "$CTLD" 2>/dev/null
     SLURMD=
 }
 
@@ -426,6 +441,120 @@ phase_cgroup() {
                       at_least "$(pg "$l" $nd)" 99 $TOTAL && [ "$(kv "$l" env.OMP_NUM_THREADS)" = 2 ]'
         done
     done
+}
+
+# ---------------------------------------------------------------- jobwide
+# check --job J across a whole job for real on cgroup v2 (issue 38): two
+# slurmd on this VM (vm1, vm2; task/cgroup, each its own
+# NODE_slurmstepd.scope), a job of 4 tasks of uid 65534 on both. Root's
+# check --job (text, --json, --svg) sees both nodes and the 4 tasks by
+# their cgroup; then with /proc mounted hidepid=2 (nobody sees another
+# user's processes, slurmstepd included): root still, the owner from
+# outside the job too (its node side reads its own processes' cgroups),
+# and another user gets "no job J of yours" from --local and the whole-job
+# check alike.
+slurm_start2() {
+    slurm_host_setup
+    slurm_conf
+    sed -i '/^NodeName=vm /d; /^GresTypes=/d' $NGS/slurm.conf
+    for n in 1 2; do
+        echo "NodeName=vm$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((16818 + n)) CPUs=4 Boards=1 SocketsPerBoard=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=600 State=UNKNOWN" >>$NGS/slurm.conf
+    done
+    sed -i 's/^PartitionName=.*/PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP/' $NGS/slurm.conf
+    : >$NGS/gres.conf
+    ctld_start || return 1
+    slurmd -D -N vm1 -f $NGS/slurm.conf >$NGS/slurmd1.out 2>&1 &
+    SLURMD="$!"
+    slurmd -D -N vm2 -f $NGS/slurm.conf >$NGS/slurmd2.out 2>&1 &
+    SLURMD="$SLURMD $!"
+    end=$(awk -v u="$(uptime_s)" 'BEGIN{print int(u) + 60}')
+    until [ "$(sinfo -h -N -o %t 2>/dev/null | sort -u)" = idle ] && [ "$(sinfo -h -N -o %N | wc -l)" = 2 ]; do
+        [ "$(uptime_s | cut -d. -f1)" -lt "$end" ] || return 1
+        sleep 0.2
+    done
+}
+
+# jw FILE EXPR: Python over a --json document (N: nodes by name).
+jw() { python3 -c 'import json,sys; D=json.load(open(sys.argv[1])); N={n["name"]: n for n in D.get("nodes", [])}; print(eval(sys.argv[2]))' "$@" 2>&1; }
+
+phase_jobwide() {
+    NG=$BUILD/numaguard HELPER=$BUILD/tests/ng_threads U=65534
+    as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+    slurm_stop
+    rm -rf $NGS/state $NGS/spool
+    NGVM_TASK_PLUGIN=task/cgroup,task/affinity
+    t0=$(uptime_s)
+    if ! slurm_start2; then
+        notok "jobwide: two slurmd (vm1, vm2) start with task/cgroup on cgroup v2"
+        tail -n 20 $NGS/slurmd*.out $NGS/slurmd.log | sed 's/^/#   /' >>"$TAP"
+        return
+    fi
+    ok "jobwide: two slurmd (vm1, vm2) start with task/cgroup on cgroup v2 ($(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s)"
+    # (a step launch can fail under TCG on a loaded host, "Communication
+    # connection failure", seen 1 run in 4: tried twice)
+    for try in 1 2; do
+        : >$NGS/jw.out
+        as $U srun -N 2 -n 4 --ntasks-per-node=2 "$HELPER" 1 0 64 >$NGS/jw.out 2>$NGS/jw.err &
+        JWSRUN=$!
+        i=0
+        while [ $i -lt 900 ] && [ "$(grep -c ready $NGS/jw.out)" -lt 4 ] && kill -0 $JWSRUN 2>/dev/null; do
+            sleep 0.1; i=$((i + 1))
+        done
+        J=$(squeue -h -o %i | head -1)
+        [ "$(grep -c ready $NGS/jw.out)" = 4 ] && break
+        diag "try $try: job $J: $(grep -c ready $NGS/jw.out) tasks ready; srun: $(head -c 400 $NGS/jw.err | tr '\n' ' ')"
+        scancel "$J" 2>/dev/null
+        wait $JWSRUN 2>/dev/null
+        # (a failed launch leaves its node down: back to service)
+        scontrol update NodeName=vm1,vm2 State=RESUME 2>/dev/null
+        wait_idle
+    done
+    check "jobwide: job $J of uid $U, 4 tasks on vm1 and vm2 running" [ "$(grep -c ready $NGS/jw.out)" = 4 ]
+    diag "job $J cgroups: $(for p in $(pgrep -u $U ng_threads); do sed -n 's/^0:://p' /proc/$p/cgroup; done | sort -u | tr '\n' ' ')"
+    # (TCG: each node's step takes seconds; --timeout leaves room)
+    T0=$(uptime_s)
+    "$NG" check --job "$J" --json --timeout 200 >$NGS/jw-root.json 2>$NGS/jw-root.err
+    diag "root's check --job $J --json: rc $?, $(awk -v a="$T0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s, stderr: $(head -c 600 $NGS/jw-root.err | tr '\n' ' ')"
+    # Both slurmd share this VM's /proc and cgroup tree: each node's side
+    # sees the job's cgroups under vm1_ and vm2_slurmstepd.scope alike (a
+    # site runs one slurmd per host), so each lists the 4 tasks.
+    check "jobwide: root's check --job $J --json: both nodes answered, each lists the job's 4 tasks by their cgroup ($(jw $NGS/jw-root.json '[(n, N[n]["status"], N[n]["report"]["membership"]) for n in N]'))" \
+        [ "$(jw $NGS/jw-root.json 'sorted((n, N[n]["status"], tuple(sorted(p["global_rank"] for p in N[n]["report"]["processes"] if p["comm"] == "ng_threads")), N[n]["report"]["membership"]) for n in N)')" = \
+          "[('vm1', 'ok', (0, 1, 2, 3), 'cgroup'), ('vm2', 'ok', (0, 1, 2, 3), 'cgroup')]" ]
+    "$NG" check --job "$J" --svg $NGS/jw.svg --timeout 200 >/dev/null 2>&1
+    check "jobwide: root's --svg: a machine per node titled with its name, its cores in the colours of the job's tasks" \
+        [ "$(python3 -c 'import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+r = ET.parse(sys.argv[1]).getroot()
+out = []
+for g in r.findall(S + "g"):
+    m = [x for x in g.iter(S + "g") if x.get("class") == "node-machine"]
+    t = {int(c.get("data-task")) for x in m for c in x.iter(S + "rect") if c.get("class") == "core" and c.get("data-task") != "-1"}
+    title = [x.text for y in m for x in y.iter(S + "text")][:1]
+    out.append((g.get("data-node-name"), title == [g.get("data-node-name")], len(t) > 0 and t <= {0, 1, 2, 3}))
+print(out)' $NGS/jw.svg 2>&1)" = "[('vm1', True, True), ('vm2', True, True)]" ]
+    if mount -o remount,hidepid=2 /proc; then
+        diag "/proc remounted hidepid=2: uid $U sees $(as $U sh -c 'ls /proc | grep -c "^[0-9]"') processes, root $(ls /proc | grep -c '^[0-9]')"
+        "$NG" check --job "$J" --json --timeout 200 >$NGS/jw-hp-root.json 2>$NGS/jw-hp-root.err
+        diag "hidepid=2: root: $(head -c 300 $NGS/jw-hp-root.err | tr '\n' ' ')"
+        check "hidepid=2: root's check --job $J: both nodes, the 4 tasks" \
+            [ "$(jw $NGS/jw-hp-root.json 'sorted((n, N[n]["status"], tuple(sorted(p["global_rank"] for p in N[n]["report"]["processes"] if p["comm"] == "ng_threads"))) for n in N)')" = \
+              "[('vm1', 'ok', (0, 1, 2, 3)), ('vm2', 'ok', (0, 1, 2, 3))]" ]
+        as $U "$NG" check --job "$J" --json --timeout 200 >$NGS/jw-hp-owner.json 2>$NGS/jw-hp-owner.err
+        diag "hidepid=2: owner: $(head -c 300 $NGS/jw-hp-owner.err | tr '\n' ' ')"
+        check "hidepid=2: the owner's check --job $J (node sides as the owner, slurmstepd hidden from them): both nodes, the 4 tasks by their cgroup" \
+            [ "$(jw $NGS/jw-hp-owner.json 'sorted((n, N[n]["status"], tuple(sorted(p["global_rank"] for p in N[n]["report"]["processes"] if p["comm"] == "ng_threads")), N[n]["report"]["membership"]) for n in N)')" = \
+              "[('vm1', 'ok', (0, 1, 2, 3), 'cgroup'), ('vm2', 'ok', (0, 1, 2, 3), 'cgroup')]" ]
+        as 1 "$NG" check --job "$J" --local >$NGS/jw-hp-other.out 2>$NGS/jw-hp-other.err
+        check "hidepid=2: uid 1's check --job $J --local: exit 1, nothing on stdout, '$(tail -1 $NGS/jw-hp-other.err)'" \
+            eval '[ ! -s $NGS/jw-hp-other.out ] && [ "$(tail -1 $NGS/jw-hp-other.err)" = "numaguard: check: no job $J of yours here (only its owner or root may check it)" ]'
+        mount -o remount,hidepid=0 /proc
+    else
+        notok "hidepid=2: mount -o remount,hidepid=2 /proc"
+    fi
+    scancel "$J"
+    wait $JWSRUN 2>/dev/null
+    for n in 1 2; do tail -n 5 $NGS/slurmd$n.out | sed "s/^/#   slurmd vm$n: /" >>"$TAP"; done
 }
 
 # ---------------------------------------------------------------- fallback

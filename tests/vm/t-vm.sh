@@ -15,6 +15,9 @@
 #                         both VMs at once, one host core each)
 #   NG_VM_TIMEOUT=S       seconds each VM may run (default 240; raise it on
 #                         a loaded or slow machine: TCG is emulation)
+#   NG_VM_PHASES="..."    only these phases of tests/vm/guest.sh; "jobwide"
+#                         (check --job on two slurmd, cgroup v2, hidepid=2)
+#                         runs only so: ~5 min of TCG, NG_VM_TIMEOUT=900
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
@@ -124,6 +127,8 @@ EOF
 }
 
 phases_of() {
+    # NG_VM_PHASES: these phases on every kernel (a shorter run while working on one)
+    [ -z "${NG_VM_PHASES:-}" ] || { echo "$NG_VM_PHASES"; return; }
     case $1 in
         612) echo "raw widemem slurm plugin container cgroup" ;;
         61) echo "raw slurm fallback" ;;

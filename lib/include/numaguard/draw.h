@@ -87,29 +87,39 @@ int ng_draw_svg(const ng_topology *topo, const ng_draw_request *req, FILE *out, 
 int ng_draw_map(const ng_topology *topo, const ng_draw_request *req, FILE *out, char *err,
                 size_t errlen);
 
-/** One node of a job-wide picture (ng_draw_svg_job). */
+/** One node of a job-wide picture (ng_draw_svg_job): what the node said,
+ *  as facts (its topology, its tasks' CPUs, its runnable threads), never
+ *  as a picture: every element of the job's picture is drawn here, by the
+ *  code that draws `check --svg` and `plan --svg`. */
 typedef struct ng_draw_panel {
     const char *name;          /**< the node's name (any bytes: escaped) */
     const char *note;          /**< one line beside it ("4 processes", "did not answer
                                     within 30 s"); NULL none. Escaped. */
-    const char *svg;           /**< its picture: a document ng_draw_svg wrote (on that
-                                    node), or NULL (a band alone) */
-    size_t svg_len;
+    const ng_topology *topo;   /**< the node's machine, or NULL (its band alone) */
     unsigned n_tasks;          /**< its tasks: one chip and line each */
-    const int *task_ranks;     /**< their global ranks (the chip's colour and number;
-                                    -1: not a rank, grey) */
+    const int *task_ranks;     /**< their global ranks (the chip's and the cores' colour
+                                    and number; -1: not a rank, grey, no core) */
     const char *const *task_labels; /**< one line per task; may be NULL. Escaped. */
+    /** Per task, its CPUs (OS indices), or NULL: the cores drawn in its
+     *  colour. NULL: no core coloured. */
+    const hwloc_const_cpuset_t *task_cpus;
+    /** Runnable threads that last ran on each CPU (OS index < n_runnable);
+     *  NULL: none known. */
+    const unsigned *runnable;
+    unsigned n_runnable;
+    /** CPUs where bound processes overlap (piled); NULL none. */
+    hwloc_const_cpuset_t piled;
 } ng_draw_panel;
 
 /**
  * Write one SVG 1.1 document of a whole job to @p out: the title and
- * subtitle, then per panel a band with the node's name, its note and its
- * tasks (a chip in the task's colour, the colour of its global rank, so
- * the same in every panel), then the node's own picture nested below it.
- * A picture that is not what ng_draw_svg writes (other bytes than
- * printable ASCII, elements it never writes, an href, an event or style
- * attribute) is left out and the band says so. Returns 0, or -1 with one
- * line in @p err.
+ * subtitle, then per panel a band titled with the node's name (its note,
+ * its tasks: a chip in the colour of the task's global rank, the same in
+ * every panel and in the plan pictures), then the node's machine (its
+ * title the node's name too) with each core in its task's colour and
+ * each PU in the heat colour of its runnable threads, then one legend.
+ * Nothing a node sent is copied into the document but escaped text.
+ * Returns 0, or -1 with one line in @p err.
  */
 int ng_draw_svg_job(const char *title, const char *subtitle, const ng_draw_panel *panels,
                     unsigned n, FILE *out, char *err, size_t errlen);

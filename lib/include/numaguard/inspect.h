@@ -194,6 +194,13 @@ unsigned ng_inspect_drop_step(const char *fsroot, const char *job_id, const char
 
 /* ---- a whole job, from any host with the Slurm client (lib/inspect/job.c) ---- */
 
+/** The owner-or-root rule of `check --job` on one node (--local): root
+ *  (@p uid 0) keeps every pid; anybody else only the processes that are
+ *  theirs (/proc/PID's owner under @p fsroot), so that another user learns
+ *  nothing of a job but what is theirs. Returns how many are left (kept
+ *  in order); 0 reads as "no job of yours here". */
+unsigned ng_inspect_keep_owned(const char *fsroot, unsigned uid, int *pids, unsigned n);
+
 /** Most nodes of a job ng_slurm_job_query takes; longest node name. */
 #define NG_JOB_MAX_NODES 16384
 #define NG_NODE_NAME_MAX 128
@@ -216,8 +223,11 @@ typedef struct ng_slurm_job {
  *  refused). Only the job's owner or root gets an answer: a job of
  *  somebody else gives the same error as a job that does not exist ("no
  *  job ID of yours ..."). A job that is not RUNNING is an error too. 0
- *  (free with ng_slurm_job_clear), or -1 with one printable line. Not
+ *  (free with ng_slurm_job_clear), or with one printable line
+ *  NG_JOB_NO_SLURM (scontrol could not be run, did not answer in time or
+ *  said too much: Slurm was not asked) or -1 (any other failure). Not
  *  thread-safe (forks). */
+#define NG_JOB_NO_SLURM (-2)
 int ng_slurm_job_query(const char *job_id, unsigned timeout_ms, ng_slurm_job *job, char *err,
                        size_t errlen);
 void ng_slurm_job_clear(ng_slurm_job *job);

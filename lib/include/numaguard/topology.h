@@ -39,6 +39,12 @@ typedef struct ng_topology_options {
      *  unreadable or stale. NULL or "" = no cache. Ignored when xml_path
      *  is set. */
     const char *cache_dir;
+    /** hwloc XML text to load instead of a file (@c xml_len bytes, a NUL
+     *  after them); NULL = none. Another machine's topology (the job-wide
+     *  check reads each node's): never "this system". Takes precedence
+     *  over @c xml_path. */
+    const char *xml_buffer;
+    size_t xml_len;
 } ng_topology_options;
 
 /** Load a topology (@p opts NULL: the live machine, no cache). On success
@@ -47,6 +53,12 @@ typedef struct ng_topology_options {
  *  live machine costs ~10 ms or more (I/O devices); reuse a topology. */
 int ng_topology_load(ng_topology **out, const ng_topology_options *opts,
                      char *err, size_t errlen);
+/** The topology as hwloc XML (what ng_topology_options.xml_buffer loads),
+ *  without identifying attributes (serial numbers, DMI, host names): a new
+ *  NUL-terminated buffer in *xml (*len bytes before the NUL) the caller
+ *  frees. 0, or -1 with one line in @p err. */
+int ng_topology_export_xml(const ng_topology *topo, char **xml, size_t *len, char *err,
+                           size_t errlen);
 /** Free a topology and everything its accessors returned. NULL is a no-op. */
 void ng_topology_free(ng_topology *topo);
 
