@@ -190,14 +190,18 @@ is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (
    "--job of no process here: exit 1"
 # A scontrol that never answers (slurmd down): check is bounded (10 s),
 # kills it with its process group and says so; nothing is guessed.
+# The hung tool is a copy of sleep under a path of this run alone: check
+# runs tools in a PID namespace of their own (as root), where $$ is not
+# the host's pid, so the test finds it by that path.
 mkdir -p "$T/hang"
-printf '#!/bin/sh\necho "$$" >"%s/hang/pid"\nsleep 300\n' "$T" >"$T/hang/scontrol"
+cp "$(command -v sleep)" "$T/hang/ng-hung-sleep"
+printf '#!/bin/sh\n: >"%s/hang/started"\nexec "%s/hang/ng-hung-sleep" 300\n' "$T" "$T" >"$T/hang/scontrol"
 chmod 755 "$T/hang/scontrol"
 PATH=$T/hang:$PATH "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: scontrol did not answer within 10 s (killed with its process group)): cannot tell job 4242001's processes" \
    "--job with a scontrol that hangs: exit 1 after the 10 s bound"
-hung=$(cat "$T/hang/pid" 2>/dev/null)
-if [ -n "$hung" ] && ! kill -0 "$hung" 2>/dev/null; then r=0; else r=1; fi
+sleep 0.2
+if [ -e "$T/hang/started" ] && ! pgrep -f "$T/hang/ng-hung-sleep" >/dev/null; then r=0; else r=1; fi
 ok $r "--job: the hung scontrol was killed, not left behind"
 "$NG" check --job 12x >/dev/null 2>"$T/e"
 is "$?" 2 "--job 12x: exit 2"
