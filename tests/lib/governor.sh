@@ -14,6 +14,12 @@
 #                          /run, /var/lib, /root that the rule trusts and
 #                          prints it (the caller removes it); else prints
 #                          nothing (not root, or no such directory)
+#   ng_stage_governor DIR open
+#                          the same, and the directory printed is also open
+#                          to every user (each directory above it searchable
+#                          by others): what a rootless container runtime or
+#                          a user namespace without host root can bind
+#                          (a clone under /root, mode 0700, is closed)
 
 ng_trusted_path() {
     _p=$1
@@ -25,15 +31,30 @@ ng_trusted_path() {
     done
 }
 
+# ng_open_path PATH: true when every directory above PATH (and PATH, if a
+# directory) is searchable by others.
+ng_open_path() {
+    _p=$1
+    [ -d "$_p" ] || _p=$(dirname "$_p")
+    while :; do
+        [ -n "$(find "$_p" -maxdepth 0 -perm -0001 2>/dev/null)" ] || return 1
+        [ "$_p" = / ] && return 0
+        _p=$(dirname "$_p")
+    done
+}
+
 ng_stage_governor() {
     _b=$(cd "$1" && pwd) || return 1
-    if ng_trusted_path "$_b/libnumaguard-omp.so"; then
+    _open=${2:-}
+    if ng_trusted_path "$_b/libnumaguard-omp.so" &&
+        { [ -z "$_open" ] || ng_open_path "$_b"; }; then
         echo "$_b"
         return 0
     fi
     [ "$(id -u)" -eq 0 ] || return 0
     for _base in /run /var/lib /root; do
         ng_trusted_path "$_base" || continue
+        [ -z "$_open" ] || ng_open_path "$_base" || continue
         _d=$(mktemp -d "$_base/numaguard-gov.XXXXXX") || continue
         chmod 755 "$_d"
         if cp "$_b/numaguard" "$_b/libnumaguard-omp.so" "$_d/" &&

@@ -31,8 +31,14 @@ unshare -U true 2>/dev/null || skip_all "no user namespaces here (unshare -U ref
 . "$NGT_TOP/tests/lib/ctimage.sh"
 IMG=$(ng_ctimage 2>"$NGT_OUT/img.err") || skip_all "no container image: $(tail -1 "$NGT_OUT/img.err")"
 . "$NGT_TOP/tests/lib/governor.sh"
-GDIR=$(ng_stage_governor "$NGT_BUILD")
-[ -n "$GDIR" ] || skip_all "no directory root's alone holds this build's governor (tests/lib/governor.sh)"
+# "open": rootless Podman's user and fake pyxis's user namespace (host root
+# unmapped) bind the governor's directory, so it must be reachable by
+# others, not only root's alone (a clone under /root, 0700, is not).
+GDIR=$(ng_stage_governor "$NGT_BUILD" open)
+[ -n "$GDIR" ] || skip_all "no directory root's alone and open to all holds this build's governor (tests/lib/governor.sh)"
+# The plugin srun loads for the Podman runs' user: a copy that user can read.
+ngt_user_files 65534 "$FSO"
+FSO=$NGT_SHARED/${FSO##*/}
 GOV=$GDIR/libnumaguard-omp.so
 REL=$(basename "$IMG"); REL=${REL#ctimage-}
 
