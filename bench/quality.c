@@ -368,9 +368,10 @@ static void gpu_l3(const ng_topology *topo, const ng_plan *plan, hwloc_const_bit
 }
 
 /* Plans where a GPU task is widened beyond its package (docs/planner.md, rule 3):
- * this tree's planner says so per task (ng_task_plan.widened) and writes
- * the plans' numbers to NG_QUALITY_R2_OUT; older planners read them from
- * NG_QUALITY_R2_IN, so every planner is measured on the same plans. */
+ * a planner with ng_task_plan.widened says so per task and writes the
+ * plans' numbers to NG_QUALITY_R2_OUT; bench/quality.sh hands every run
+ * the union of all planners' (NG_QUALITY_R2_IN), so every planner is
+ * measured on the same plans. */
 static unsigned long plan_no;
 static unsigned char *r2_in;
 static size_t r2_in_n;
@@ -412,6 +413,30 @@ static int rule2_plan(const ng_plan *plan)
 static void measure_one(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                         totals *tt);
 
+/* NG_QUALITY_PLANS=FILE: one line per measured plan (its number, family,
+ * topology, shape, the figures it adds and its tasks' CPUs), so that two
+ * planners' outputs can be diffed plan by plan (bench/quality_diff.sh). */
+static FILE *plans_out;
+static const totals *fam_base;
+
+static void plan_dump(const ng_plan *plan, hwloc_const_bitmap_t allowed, const totals *tt,
+                      const totals *one)
+{
+    if (!plans_out)
+        return;
+    fprintf(plans_out, "%lu\t%d\t%s\tnt=%u\tc=%u\t%s\tidle=%lu\tstr=%lu\tcross=%lu\tgl3=%lu\tl3x=%lu"
+            "\tcrossx=%lu\ttwo=%lu\tr2=%lu\tmin=%.4f\t", plan_no, (int)(tt - fam_base), cur_name,
+            ng_plan_task_count(plan), cur_cpt, list_of(allowed), one->idle, one->straddles,
+            one->cross_socket, one->gpu_l3_tasks, one->l3_x, one->cross_x, one->gpu_two_pkgs,
+            one->r2_plans, one->eff_share_min);
+    for (unsigned t = 0; t < ng_plan_task_count(plan); t++) {
+        char c[512];
+        ng_list_format(ng_plan_task(plan, t)->cpus, c, sizeof c);
+        fprintf(plans_out, "%s%s", t ? "|" : "", c);
+    }
+    fputc('\n', plans_out);
+}
+
 /* One plan's totals, added to @tt; outside rule-2 plans also the _x ones. */
 static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bitmap_t allowed,
                     totals *tt)
@@ -435,6 +460,7 @@ static void measure(const ng_topology *topo, const ng_plan *plan, hwloc_const_bi
         one.two_x = one.gpu_two_pkgs;
         one.l3_x = one.l3_tasks + one.gpu_l3_tasks;
     }
+    plan_dump(plan, allowed, tt, &one);
     unsigned long *a = (unsigned long *)tt, *b = (unsigned long *)&one;
     for (size_t i = 0; i < offsetof(totals, eff_share_sum) / sizeof *a; i++)
         a[i] += b[i];
@@ -630,6 +656,9 @@ static int sweep_dir(const char *dir)
 {
     totals fam[F_N];
     memset(fam, 0, sizeof fam);
+    fam_base = fam;
+    if (getenv("NG_QUALITY_PLANS"))
+        plans_out = fopen(getenv("NG_QUALITY_PLANS"), "w");
     for (int f = 0; f < F_N; f++)
         fam[f].eff_share_min = 1e300;
     if (corpus_each(dir, sweep_one, fam) < 0) {
@@ -724,6 +753,8 @@ int main(int argc, char **argv)
     if (argc == 2) {
         r2_load();
         int rc = sweep_dir(argv[1]);
+        if (plans_out)
+            fclose(plans_out);
         if (r2_out)
             fclose(r2_out);
         return rc;

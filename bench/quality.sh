@@ -22,10 +22,12 @@ q=$BUILD/quality
 mkdir -p "$q"
 $CC $FLAGS -Ilib/include -o "$q/quality-now" bench/quality.c bench/quality_oracle.c \
     "$BUILD/libnumaguard.a" $LIBS
-# This tree first: it says which plans rule 2 widens (the others are
-# measured on the same plans).
-NG_QUALITY_R2_OUT=$q/r2.txt "$q/quality-now" tests/topologies >"$q/now.tsv"
-tsvs=""
+# The plans where a GPU task is widened (rule 3) are taken from every
+# planner compared: each run writes the plans it widens (NG_QUALITY_R2_OUT),
+# and the measuring runs read their union (NG_QUALITY_R2_IN), so the
+# "outside widened plans" columns count the same plans for every planner
+# (a plan b89b623 widened at exactly half and this tree does not is
+# outside neither).
 for BASE in $BASES; do
     prev=$q/prev-$BASE
     if [ ! -f "$prev/build/libnumaguard.a" ]; then
@@ -39,7 +41,18 @@ for BASE in $BASES; do
     [ -d "$pinc" ] || pinc=$prev/lib
     $CC $FLAGS -I"$pinc" -o "$q/quality-$BASE" bench/quality.c bench/quality_oracle.c \
         "$prev/build/libnumaguard.a" $LIBS
-    NG_QUALITY_R2_IN=$q/r2.txt "$q/quality-$BASE" tests/topologies >"$q/$BASE.tsv"
+done
+: >"$q/r2.txt"
+for run in now $BASES; do
+    NG_QUALITY_R2_OUT=$q/r2-$run.txt "$q/quality-$run" tests/topologies >/dev/null
+    cat "$q/r2-$run.txt" >>"$q/r2.txt"
+done
+# NG_QUALITY_PLANS: each planner's per-plan figures into $q/NAME.plans, for
+# bench/quality_diff.py (which plans make a column differ).
+NG_QUALITY_PLANS=$q/now.plans NG_QUALITY_R2_IN=$q/r2.txt "$q/quality-now" tests/topologies >"$q/now.tsv"
+tsvs=""
+for BASE in $BASES; do
+    NG_QUALITY_PLANS=$q/$BASE.plans NG_QUALITY_R2_IN=$q/r2.txt "$q/quality-$BASE" tests/topologies >"$q/$BASE.tsv"
     tsvs="$tsvs $q/$BASE.tsv $BASE"
 done
 # shellcheck disable=SC2086

@@ -62,8 +62,9 @@ def main(argv):
               f"{chain(f, 'idle_warned')} ({pct(f, 'idle_plans', 'idle_warned')}) | "
               f"{chain(f, 'starved')} |")
     print()
-    print("The same outside the plans where a GPU task is widened off its package (its GPU's")
-    print("package(s) hold less than half its even share: docs/planner.md, rule 3)")
+    print("The same outside the plans where any planner compared widens a GPU task off its package")
+    print("(this tree: its GPU's package(s) hold less than half its even share, docs/planner.md,")
+    print("rule 3; b89b623 also at exactly half): the same plans for every planner")
     print("| family | plans with a widened GPU task | straddling tasks | cross-socket straddles | "
           "tasks over two L3s | GPU tasks off their GPU's socket | GPU tasks over two packages |")
     print("|---|---|---|---|---|---|---|")

@@ -140,18 +140,42 @@ static int build_comps(ngi_planner *p, comp *c)
     return nc;
 }
 
+/* A task's size before its +1: the water level, or for a widened task
+ * (bound.c, rule 2) the even share when the level is above it. When every
+ * GPU task is widened and no CPU-only task runs, the level is the whole
+ * step (demand stops growing at the even share), and compared with it a
+ * widened task never took the +1s: 64 cores, 3 widened tasks gave 21 each
+ * and left a core idle. */
+static unsigned level_of(const ngi_planner *p, unsigned t)
+{
+    unsigned even = p->n_units / p->req->ntasks;
+    return ngi_plan_released(p, t) && p->base > even ? even : p->base;
+}
+
+/* May task @t take a +1? Its package must have room (bound.c), and a
+ * widened task stays within the even share rounded up (El Capitan, 24
+ * cores, 2 tasks: the widened one 12, not 13, beside a kept 8). */
+static int may_plus(ngi_planner *p, unsigned t)
+{
+    unsigned nt = p->req->ntasks, ceil_even = (p->n_units + nt - 1) / nt;
+    if (ngi_plan_released(p, t) && p->size[t] >= ceil_even)
+        return 0;
+    return ngi_plan_has_room(p, t);
+}
+
 /* The +1s (cores left over after the even share) go first to components
  * whose home has room for them, one per member. */
 static void give_extras(ngi_planner *p, comp *c, unsigned nc)
 {
     for (unsigned i = 0; i < nc && p->extra; i++) {
-        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home), spare = 0;
-        unsigned want = c[i].n * p->base;
+        unsigned h = (unsigned)hwloc_bitmap_weight(c[i].home), spare = 0, want = 0;
+        for (unsigned m = 0; m < c[i].n; m++)
+            want += level_of(p, c[i].tasks[m]);
         spare = h > want ? h - want : 0;
         for (unsigned m = 0; m < c[i].n && spare && p->extra; m++) {
             unsigned t = c[i].tasks[m];
-            if (!ngi_plan_has_room(p, t))
-                continue; /* its package is full (bound.c) */
+            if (!may_plus(p, t))
+                continue; /* its package is full (bound.c), or widened to the even share */
             p->size[t]++;
             ngi_plan_take_room(p, t);
             spare--;
@@ -199,7 +223,8 @@ static void extras_to_gpus(ngi_planner *p, comp *c, unsigned nc, unsigned cpu_ta
         for (unsigned i = 0; i < nc && left; i++)
             if (m < c[i].n) {
                 any = 1;
-                if (p->size[c[i].tasks[m]] == p->base && ngi_plan_has_room(p, c[i].tasks[m])) {
+                if (p->size[c[i].tasks[m]] == level_of(p, c[i].tasks[m]) &&
+                    may_plus(p, c[i].tasks[m])) {
                     ngi_plan_take_room(p, c[i].tasks[m]);
                     p->size[c[i].tasks[m]]++;
                     left--;
