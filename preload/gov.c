@@ -25,15 +25,12 @@
  * coarse clock read and one store on the way out. */
 #include "gov.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,24 +87,6 @@ static NGO_TLS unsigned t_clause;
 int ngo_debug_on(void)
 {
     return g_debug;
-}
-
-void ngo_say(const char *fmt, ...)
-{
-    char line[512];
-    int n = snprintf(line, sizeof line, "numaguard-omp: [%d:%ld] ", (int)getpid(),
-                     (long)syscall(SYS_gettid));
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m >= sizeof line - (size_t)n - 1
-                                                ? sizeof line - (size_t)n - 2 : (size_t)m);
-    line[len++] = '\n';
-    int saved = errno;   /* the program's errno is not ours to change */
-    ssize_t w = write(2, line, len);
-    (void)w;
-    errno = saved;
 }
 
 static uint64_t now_ms(void)
