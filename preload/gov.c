@@ -51,11 +51,16 @@
 #define ST_COUNTED (UINT64_C(1) << 62)   /* included in g_recent */
 #define ST_MS (ST_COUNTED - 1)           /* ms: its last region's end (start while INSIDE) */
 
+/* One cache line per caller, aligned to one: each caller writes its own
+ * slot twice a region, and neighbours on one line would bounce it between
+ * their cores. The 64-byte size alone is not enough: unaligned, the array
+ * started 0x20 into a line, so each slot straddled two. */
+#define SLOT_LINE 64
 typedef struct slot {
-    _Atomic uint64_t state;     /* ST_* */
-    _Atomic int owned;          /* a live thread holds it */
-    char pad[64 - sizeof(uint64_t) - sizeof(int)];
+    _Alignas(SLOT_LINE) _Atomic uint64_t state;   /* ST_* */
+    _Atomic int owned;                             /* a live thread holds it */
 } slot;
+_Static_assert(sizeof(slot) == SLOT_LINE, "a slot is one cache line");
 
 static slot slots[SLOTS];
 static _Atomic unsigned g_hiwater;     /* slots ever handed out */
