@@ -190,14 +190,17 @@ is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (
    "--job of no process here: exit 1"
 # A scontrol that never answers (slurmd down): check is bounded (10 s),
 # kills it with its process group and says so; nothing is guessed.
+# The hung process is found by a tag of its own (sleep 300.<this shell's
+# pid>, the script exec'ed into it): run as root, the tool lives in a PID
+# namespace of its own, where its $$ names another process outside.
 mkdir -p "$T/hang"
-printf '#!/bin/sh\necho "$$" >"%s/hang/pid"\nsleep 300\n' "$T" >"$T/hang/scontrol"
+hang_tag="sleep 300.$$"
+printf '#!/bin/sh\nexec %s\n' "$hang_tag" >"$T/hang/scontrol"
 chmod 755 "$T/hang/scontrol"
 PATH=$T/hang:$PATH "$NG" check --local --job 4242001 >/dev/null 2>"$T/e"
 is "$?:$(tail -n 1 "$T/e")" "1:numaguard: check: Slurm's record is unavailable (scontrol listpids 4242001: scontrol did not answer within 10 s (killed with its process group)): cannot tell job 4242001's processes" \
    "--job with a scontrol that hangs: exit 1 after the 10 s bound"
-hung=$(cat "$T/hang/pid" 2>/dev/null)
-if [ -n "$hung" ] && ! kill -0 "$hung" 2>/dev/null; then r=0; else r=1; fi
+pgrep -f "^$hang_tag\$" >/dev/null 2>&1 && r=1 || r=0
 ok $r "--job: the hung scontrol was killed, not left behind"
 "$NG" check --job 12x >/dev/null 2>"$T/e"
 is "$?" 2 "--job 12x: exit 2"
