@@ -167,7 +167,7 @@ test: all tests
 # daemons (a suite skips a part whose tool is missing; NG_FAST=1 leaves
 # t-draw's Chromium renders and valgrind runs to make check).
 # docs/testing.md, "make test-fast".
-NG_FAST_TESTS = test_ t-cli t-layers t-tables t-docs t-draw t-make
+NG_FAST_TESTS = test_ t-cli t-layers t-complexity t-tables t-docs t-draw t-make
 test-fast: all tests
 	@BUILD=$(BUILD) NG_FAST=1 NG_TESTS="$(NG_FAST_TESTS)" sh tests/run-all.sh
 
@@ -184,9 +184,11 @@ demo:
 # rank, any circle between source files, a call from a lower layer to a
 # higher one, an adapter using an internal function, or a library global
 # that is neither ng_* API nor ngi_*; then t-layers-scratch.sh shows in a
-# scratch copy that a call routed gpu -> lib/zzz -> plan fails it.
+# scratch copy that a call routed gpu -> lib/zzz -> plan fails it; then
+# t-complexity.sh: no function above cyclomatic 25 (pmccabe).
 check-layers: all
-	@BUILD=$(BUILD) sh tests/layers/t-layers.sh && BUILD=$(BUILD) sh tests/layers/t-layers-scratch.sh
+	@BUILD=$(BUILD) sh tests/layers/t-layers.sh && BUILD=$(BUILD) sh tests/layers/t-layers-scratch.sh && \
+	    sh tests/layers/t-complexity.sh
 
 # The multi-NUMA VM proof (also part of `make check` via tests/vm/t-vm.sh).
 check-vm: deps

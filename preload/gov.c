@@ -25,15 +25,12 @@
  * coarse clock read and one store on the way out. */
 #include "gov.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,11 +51,16 @@
 #define ST_COUNTED (UINT64_C(1) << 62)   /* included in g_recent */
 #define ST_MS (ST_COUNTED - 1)           /* ms: its last region's end (start while INSIDE) */
 
+/* One cache line per caller, aligned to one: each caller writes its own
+ * slot twice a region, and neighbours on one line would bounce it between
+ * their cores. The 64-byte size alone is not enough: unaligned, the array
+ * started 0x20 into a line, so each slot straddled two. */
+#define SLOT_LINE 64
 typedef struct slot {
-    _Atomic uint64_t state;     /* ST_* */
-    _Atomic int owned;          /* a live thread holds it */
-    char pad[64 - sizeof(uint64_t) - sizeof(int)];
+    _Alignas(SLOT_LINE) _Atomic uint64_t state;   /* ST_* */
+    _Atomic int owned;                             /* a live thread holds it */
 } slot;
+_Static_assert(sizeof(slot) == SLOT_LINE, "a slot is one cache line");
 
 static slot slots[SLOTS];
 static _Atomic unsigned g_hiwater;     /* slots ever handed out */
@@ -90,24 +92,6 @@ static NGO_TLS unsigned t_clause;
 int ngo_debug_on(void)
 {
     return g_debug;
-}
-
-void ngo_say(const char *fmt, ...)
-{
-    char line[512];
-    int n = snprintf(line, sizeof line, "numaguard-omp: [%d:%ld] ", (int)getpid(),
-                     (long)syscall(SYS_gettid));
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m >= sizeof line - (size_t)n - 1
-                                                ? sizeof line - (size_t)n - 2 : (size_t)m);
-    line[len++] = '\n';
-    int saved = errno;   /* the program's errno is not ours to change */
-    ssize_t w = write(2, line, len);
-    (void)w;
-    errno = saved;
 }
 
 static uint64_t now_ms(void)

@@ -21,6 +21,18 @@
 #define NGO_HIDDEN __attribute__((visibility("hidden")))
 #define NGO_EXPORT __attribute__((visibility("default")))
 
+/* The files call downward only, in this order (no circle; a shared piece
+ * goes into the lowest file that needs it):
+ *   api.c blas.c gomp.c kmp.c (+ kmp_stub_*.S)  the interposed entry points
+ *   gov.c                                        the decision
+ *   runtimes.c load.c                            the runtime behind a site; the load
+ *   say.c                                        the one line on stderr */
+
+/* ---- say.c: the one line on stderr ---- */
+
+/** One line on stderr, "numaguard-omp: " first (bounded, one write). */
+NGO_HIDDEN void ngo_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- runtimes.c: the OpenMP runtime behind a call site ---- */
 
 /** The runtime's own entry points, looked up in the runtime's object. */
@@ -147,7 +159,5 @@ NGO_HIDDEN void ngo_note_clause(int n);
 NGO_HIDDEN unsigned ngo_take_clause(void);
 /** 1 when NUMAGUARD_OMP_DEBUG asks for each decision. */
 NGO_HIDDEN int ngo_debug_on(void);
-/** One line on stderr, "numaguard-omp: " first (bounded, one write). */
-NGO_HIDDEN void ngo_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

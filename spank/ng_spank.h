@@ -219,4 +219,17 @@ void ng_spank_container_view(spank_t sp, const ng_spank_conf *conf, const ng_ste
 void ng_spank_container_after(spank_t sp, const ng_spank_container *c, uint32_t local,
                               int quiet);
 
+/* ---- env.c: the step's environment ---- */
+
+/** Copy of job variable @p name (the step env, not slurmd's) into @p buf;
+ *  NULL when unset or longer than @p len. */
+const char *ng_spank_job_env(spank_t sp, const char *name, char *buf, int len);
+
+/* ---- task.c: the plugin in each task ---- */
+
+/** slurm_spank_task_init's work: in a remote task of an active step,
+ *  apply the task's plan entry (the real GPUs checked first) or report
+ *  the step's failure. -1 when strict says the task must not run. */
+int ng_spank_task_init(spank_t sp, const ng_spank_conf *conf, ng_step *step);
+
 #endif

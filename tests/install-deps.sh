@@ -36,11 +36,13 @@
 # runc, uidmap's newuidmap) on an image debootstrap makes (cached): in the
 # check set only (podman brings conmon, slirp4netns and the CNI/netavark
 # plugins with it).
+# tests/layers/t-complexity.sh measures each function's complexity with
+# pmccabe (~100 kB).
 # tests/e2e/t-check-wide.sh forges a node's answer the way a job's owner
 # can, with gdb (~10 MB).
 set -e
 demo="gcc libc6-dev make libhwloc-dev libslurm-dev slurmctld slurmd slurm-client munge python3"
-check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins
+check="$demo build-essential pkg-config hwloc-nox libnuma-dev numactl libhwloc-plugins pmccabe
 autoconf automake libtool
 debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2

@@ -1,7 +1,7 @@
 /* The OpenMP governor (--omp-guard=adaptive, libnumaguard-omp.so): when
  * plugstack.conf's default_omp_guard= is adaptive, or the library is
  * installed, it is judged as the plugin will judge it before adding it to
- * a task's LD_PRELOAD (ng_omp_preload_trusted: an absolute path, a root-
+ * a task's LD_PRELOAD (ngi_omp_preload_trusted: an absolute path, a root-
  * owned regular file nobody else may write, in root-owned directories),
  * then loaded into a short-lived child with libgomp, which runs one
  * parallel region through it (bounded like every tool).
@@ -14,6 +14,7 @@
  * would. */
 #include "numaguard.h"
 #include "private/doctor.h"
+#include "private/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ void ngi_check_governor(ngi_doctor_ctx *x)
                        "at %s: nothing to check", path);
         return;
     }
-    if (ng_omp_preload_trusted(path, why, sizeof why) < 0) {
+    if (ngi_omp_preload_trusted(path, why, sizeof why) < 0) {
         refused(x, c, path, why, present ? GOV_REFUSED : GOV_ABSENT, conf);
         ngi_doctor_end(x->r, c, "-");
         return;

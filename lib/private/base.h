@@ -139,6 +139,14 @@ void ngi_cmd_free(ngi_cmd *res);
 /** One line for a finding: "did not answer within 10 s (killed)", "exit 3". */
 void ngi_cmd_describe(const ngi_cmd *res, char *buf, size_t len);
 
+/** Milliseconds of CLOCK_MONOTONIC (run.c's and run_many.c's deadlines). */
+unsigned long long ngi_run_now_ms(void);
+/** A copy of the caller's environment with LC_ALL=C, built before a fork
+ *  (calloc'ed array of the caller's strings; free the array only). */
+char **ngi_run_env(void);
+
+/* ---- run_many.c: several commands at once ---- */
+
 /** One of several commands run at once (ngi_run_many). */
 typedef struct ngi_many {
     char *const *argv;   /**< in: argv[0] looked up with ngi_find_program */

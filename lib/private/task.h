@@ -56,6 +56,14 @@ int ngi_net_apply_env(const ng_net_env *env, unsigned n, const ng_env_ops *ops,
 
 /* ---- preload.c ---- */
 
+/** 0 when @p path may be preloaded into a user's task: absolute, no ':'
+ *  or blank in it, a regular file (not a link) owned by root, and every
+ *  directory above it owned by root, none writable by group or others.
+ *  Else -1 with @p why naming the reason. Internal: lib/task's own check
+ *  (ng_omp_preload_identify, ng_omp_preload_trusted_as) and lib/doctor's
+ *  governor check; no adapter needs it. */
+int ngi_omp_preload_trusted(const char *path, char *why, size_t whylen);
+
 /** Append the governor library a->omp_preload (NULL:
  *  ng_omp_preload_path()) to the task's LD_PRELOAD when
  *  ng_omp_preload_trusted_as accepts it with a->omp_preload_id and

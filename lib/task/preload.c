@@ -92,7 +92,7 @@ int ng_omp_preload_identify(const char *path, ng_file_id *id, char *why, size_t 
 {
     struct stat st;
     id->valid = 0;
-    if (ng_omp_preload_trusted(path, why, whylen) < 0 || stat_plain(path, &st, why, whylen) < 0)
+    if (ngi_omp_preload_trusted(path, why, whylen) < 0 || stat_plain(path, &st, why, whylen) < 0)
         return -1;
     id->dev = (unsigned long long)st.st_dev;
     id->ino = (unsigned long long)st.st_ino;
@@ -104,7 +104,7 @@ int ng_omp_preload_trusted_as(const char *path, const ng_file_id *id, char *why,
                               size_t whylen)
 {
     char first[200];
-    if (ng_omp_preload_trusted(path, first, sizeof first) == 0)
+    if (ngi_omp_preload_trusted(path, first, sizeof first) == 0)
         return 0;
     struct stat st;
     if (!id || !id->valid || stat_plain(path, &st, why, whylen) < 0)
@@ -119,7 +119,7 @@ int ng_omp_preload_trusted_as(const char *path, const ng_file_id *id, char *why,
     return 0;
 }
 
-int ng_omp_preload_trusted(const char *path, char *why, size_t whylen)
+int ngi_omp_preload_trusted(const char *path, char *why, size_t whylen)
 {
     struct stat st;
     if (stat_plain(path, &st, why, whylen) < 0)

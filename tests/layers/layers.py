@@ -17,7 +17,11 @@ read. From that:
   6. the public headers include only public headers (and system ones);
   7. every folder of lib/ with sources is in the layer table (a folder it
      does not know would be ranked nowhere, and calls through it, such as
-     gpu -> lib/zzz -> plan, would pass: t-layers-scratch.sh tries that).
+     gpu -> lib/zzz -> plan, would pass: t-layers-scratch.sh tries that);
+  8. preload/ (the governor, one shared object built from all its files at
+     once, so no object of its own per file in $BUILD) has no circle
+     between its files either: each file is compiled here on its own
+     (cc -c into a temporary folder) and read the same way.
 Prints the layer table and the edges between folders, then TAP lines.
 """
 import collections
@@ -125,18 +129,8 @@ def sccs(graph):
     return out
 
 
-def main():
-    build = os.environ.get("BUILD", "build")
-    objs = {}
-    for src in sorted(glob.glob("lib/*/*.c") + glob.glob("spank/*.c") + glob.glob("tools/*.c")):
-        if src in TEST_BUILD_ONLY:
-            continue
-        obj = os.path.join(build, src[:-2] + ".o")
-        if os.path.exists(obj):
-            objs[src] = obj
-        elif src.startswith(("lib/", "tools/")):
-            print("Bail out! %s not built (make all first)" % obj)
-            return 1
+def file_graph(objs):
+    """file -> the files whose symbols it uses, and the symbols of each edge."""
     defs_of, uses_of, where = {}, {}, {}
     for src, obj in objs.items():
         d, u = nm(obj)
@@ -151,6 +145,43 @@ def main():
             if dst and dst != src:
                 graph[src].add(dst)
                 why[(src, dst)].add(s)
+    return defs_of, uses_of, where, graph, why
+
+
+def preload_circles():
+    """Check 8: the circles between preload/'s files (each compiled alone)."""
+    import tempfile
+    cc = os.environ.get("CC", "cc")
+    objs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        srcs = sorted(glob.glob("preload/*.c"))
+        arch = subprocess.run([cc, "-dumpmachine"], capture_output=True,
+                              text=True).stdout.split("-")[0]
+        srcs += glob.glob("preload/kmp_stub_%s.S" % arch)
+        for src in srcs:
+            obj = os.path.join(tmp, os.path.basename(src) + ".o")
+            subprocess.run([cc, "-std=c11", "-D_GNU_SOURCE", "-fPIC", "-fvisibility=hidden",
+                            "-c", src, "-o", obj], check=True)
+            objs[src] = obj
+        graph = file_graph(objs)[3]
+    edges = sorted("%s -> %s" % (a, b) for a in graph for b in graph[a])
+    print("# preload/ file edges: " + ("; ".join(edges) or "none"))
+    return len(objs), sum(len(v) for v in graph.values()), sccs(graph)
+
+
+def main():
+    build = os.environ.get("BUILD", "build")
+    objs = {}
+    for src in sorted(glob.glob("lib/*/*.c") + glob.glob("spank/*.c") + glob.glob("tools/*.c")):
+        if src in TEST_BUILD_ONLY:
+            continue
+        obj = os.path.join(build, src[:-2] + ".o")
+        if os.path.exists(obj):
+            objs[src] = obj
+        elif src.startswith(("lib/", "tools/")):
+            print("Bail out! %s not built (make all first)" % obj)
+            return 1
+    defs_of, uses_of, where, graph, why = file_graph(objs)
     lines = {s: sum(1 for _ in open(s)) for s in objs}
 
     # The layer table and the folder edges.
@@ -185,6 +216,9 @@ def main():
     ok(not circles, "no circle between source files (%d files, %d edges)" % (
         len(objs), sum(len(v) for v in graph.values())),
        ["circle: " + " <-> ".join(c) for c in circles])
+    pn, pe, pcircles = preload_circles()
+    ok(not pcircles, "no circle between preload/'s files (%d files, %d edges)" % (pn, pe),
+       ["circle: " + " <-> ".join(c) for c in pcircles])
 
     bad = []
     for (a, b), syms in sorted(why.items()):

@@ -105,12 +105,6 @@ int ng_apply_task_with(const ng_apply_args *args, ng_apply_result *res, char *er
  *  (LIBDIR/libnumaguard-omp.so, fixed when the library was built). */
 const char *ng_omp_preload_path(void);
 
-/** 0 when @p path may be preloaded into a user's task: absolute, no ':'
- *  or blank in it, a regular file (not a link) owned by root, and every
- *  directory above it owned by root, none writable by group or others.
- *  Else -1 with @p why naming the reason. */
-int ng_omp_preload_trusted(const char *path, char *why, size_t whylen);
-
 /** A file's identity: what stays the same when a user namespace shows the
  *  owner as nobody and a bind mount shows the directory elsewhere. */
 typedef struct ng_file_id {
@@ -118,14 +112,17 @@ typedef struct ng_file_id {
     int valid;
 } ng_file_id;
 
-/** ng_omp_preload_trusted(), and on success the file's identity in @p id
- *  (id->valid 1). Called where the host's namespaces are still ours
+/** 0 when @p path may be preloaded into a user's task (absolute, no ':'
+ *  or blank in it, a regular file, not a link, owned by root, and every
+ *  directory above it owned by root, none writable by group or others;
+ *  else -1 with @p why naming the reason), and on success the file's
+ *  identity in @p id (id->valid 1). Called where the host's namespaces are still ours
  *  (slurmstepd, before any task enters a container). */
 int ng_omp_preload_identify(const char *path, ng_file_id *id, char *why, size_t whylen);
 
-/** ng_omp_preload_trusted(), or else: the file at @p path (not a link, a
- *  regular file nobody but its owner may write) is the one @p id recorded
- *  (same device and inode). 0 when accepted. */
+/** Accepted as ng_omp_preload_identify() accepts, or else: the file at
+ *  @p path (not a link, a regular file nobody but its owner may write) is
+ *  the one @p id recorded (same device and inode). 0 when accepted. */
 int ng_omp_preload_trusted_as(const char *path, const ng_file_id *id, char *why,
                               size_t whylen);
 

@@ -18,6 +18,7 @@
  * ("none" as the type of bind and propagation mounts: the kernel ignores
  * it, valgrind wants a string.) */
 #include "numaguard.h"
+#include "private/task.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ static void child(int rd, int wr, const ng_file_id *id)
         _exit(4 + (errno & 0x3f));
     snprintf(in, sizeof in, "%s%s/libgov.so", root, dir);
     /* 1: the plain check refuses it there; 2: the recorded identity accepts */
-    res[1] = ng_omp_preload_trusted(in, why, sizeof why) < 0 ? '1' : '0';
+    res[1] = ngi_omp_preload_trusted(in, why, sizeof why) < 0 ? '1' : '0';
     res[2] = ng_omp_preload_trusted_as(in, id, why, sizeof why) == 0 ? '1' : '0';
     /* 3: no identity recorded: refused as before */
     res[3] = ng_omp_preload_trusted_as(in, NULL, why, sizeof why) < 0 ? '1' : '0';
