@@ -15,10 +15,18 @@
 #             filling its GPU's node: placed on both, not OOM-killed
 #   jobwide   check --job across two slurmd (vm1, vm2) on cgroup v2 with
 #             task/cgroup, a job of uid 65534, then with /proc hidepid=2
+#   jobwide26 the same with Debian sid's Slurm 26.05 (its default SLUID
+#             cgroup names): this script again, chrooted into the sid
+#             root SID_ROOT, with numaguard built there (SID_BUILD)
 . /ngvm/env
+# Inside the sid root (phase jobwide26 runs this script again there):
+# its phases, build and Slurm come from the caller; the TAP file is kept.
+if [ -n "${NGVM_INNER:-}" ]; then
+    PHASES=$NGVM_INNER BUILD=$SID_BUILD PLUGIN=$SID_BUILD/numaguard.so
+fi
 TAP=/ngvm/tap
 LOG=/ngvm/guest.log
-: >"$TAP"
+[ -n "${NGVM_INNER:-}" ] || : >"$TAP"
 exec >>"$LOG" 2>&1
 cd "$REPO" || exit 1
 PROBE=$BUILD/tests/probe            # BUILD is absolute
@@ -457,6 +465,8 @@ slurm_start2() {
     slurm_host_setup
     slurm_conf
     sed -i '/^NodeName=vm /d; /^GresTypes=/d' $NGS/slurm.conf
+    # Each slurmd its own spool, pid and log file (%n: its node name).
+    sed -i 's|^SlurmdSpoolDir=.*|SlurmdSpoolDir='$NGS'/spool/%n|; s|^SlurmdPidFile=.*|SlurmdPidFile='$NGS'/slurmd.%n.pid|; s|^SlurmdLogFile=.*|SlurmdLogFile='$NGS'/slurmd.%n.log|' $NGS/slurm.conf
     for n in 1 2; do
         echo "NodeName=vm$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((16818 + n)) CPUs=4 Boards=1 SocketsPerBoard=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=600 State=UNKNOWN" >>$NGS/slurm.conf
     done
@@ -486,7 +496,7 @@ phase_jobwide() {
     t0=$(uptime_s)
     if ! slurm_start2; then
         notok "jobwide: two slurmd (vm1, vm2) start with task/cgroup on cgroup v2"
-        tail -n 20 $NGS/slurmd*.out $NGS/slurmd.log | sed 's/^/#   /' >>"$TAP"
+        tail -n 20 $NGS/slurmctld.log $NGS/slurmd*.out $NGS/slurmd.*.log | sed 's/^/#   /' >>"$TAP"
         return
     fi
     ok "jobwide: two slurmd (vm1, vm2) start with task/cgroup on cgroup v2 ($(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s)"
@@ -510,7 +520,20 @@ phase_jobwide() {
         wait_idle
     done
     check "jobwide: job $J of uid $U, 4 tasks on vm1 and vm2 running" [ "$(grep -c ready $NGS/jw.out)" = 4 ]
-    diag "job $J cgroups: $(for p in $(pgrep -u $U ng_threads); do sed -n 's/^0:://p' /proc/$p/cgroup; done | sort -u | tr '\n' ' ')"
+    cgs=$(for p in $(pgrep -u $U ng_threads); do sed -n 's/^0:://p' /proc/$p/cgroup; done | sort -u)
+    diag "job $J cgroups: $(printf '%s\n' "$cgs" | tr '\n' ' ')"
+    # Slurm 26.05 (jobwide26): by default (CgroupJobIdPaths=no) the job
+    # level of each task's cgroup is the job's SLUID, as scontrol prints
+    # it, the same on both nodes; no job_ID level anywhere.
+    SLUID=
+    if [ "${NGVM_SLURM:-}" = sid ]; then
+        SLUID=$(scontrol -d show job "$J" | tr ' ' '\n' | sed -n 's/^SLUID=//p' | head -1)
+        check "Slurm $(scontrol --version | cut -d' ' -f2): job $J's tasks' cgroups are named by its SLUID $SLUID (under vm1_ and vm2_slurmstepd.scope, step_0; no job_$J)" \
+            eval 'printf "%s\n" "$SLUID" | grep -Eqx "s[0-9A-HJKMNP-TV-Z]{13}" &&
+                  ! printf "%s\n" "$cgs" | grep -Evq "^/system.slice/vm[12]_slurmstepd.scope/$SLUID/step_0/" &&
+                  [ "$(printf "%s\n" "$cgs" | cut -d/ -f3 | sort -u | tr "\n" " ")" = "vm1_slurmstepd.scope vm2_slurmstepd.scope " ] &&
+                  ! printf "%s\n" "$cgs" | grep -q "/job_"'
+    fi
     # (TCG: each node's step takes seconds; --timeout leaves room)
     T0=$(uptime_s)
     "$NG" check --job "$J" --json --timeout 200 >$NGS/jw-root.json 2>$NGS/jw-root.err
@@ -521,6 +544,12 @@ phase_jobwide() {
     check "jobwide: root's check --job $J --json: both nodes answered, each lists the job's 4 tasks by their cgroup ($(jw $NGS/jw-root.json '[(n, N[n]["status"], N[n]["report"]["membership"]) for n in N]'))" \
         [ "$(jw $NGS/jw-root.json 'sorted((n, N[n]["status"], tuple(sorted(p["global_rank"] for p in N[n]["report"]["processes"] if p["comm"] == "ng_threads")), N[n]["report"]["membership"]) for n in N)')" = \
           "[('vm1', 'ok', (0, 1, 2, 3), 'cgroup'), ('vm2', 'ok', (0, 1, 2, 3), 'cgroup')]" ]
+    if [ -n "$SLUID" ]; then
+        # (root sees slurmstepd's title "[J.0]" in the SLUID cgroup: the
+        # job number leads to the SLUID without asking Slurm)
+        check "jobwide: root's check --job $J --json names the job's SLUID ($(jw $NGS/jw-root.json 'D["sluid"]')); its node sides found the tasks from the job number ($(jw $NGS/jw-root.json '[N[n]["report"].get("sluid", "-") for n in N]'))" \
+            [ "$(jw $NGS/jw-root.json '(D["sluid"], sorted(N[n]["report"].get("sluid", "-") for n in N))')" = "('$SLUID', ['-', '-'])" ]
+    fi
     "$NG" check --job "$J" --svg $NGS/jw.svg --timeout 200 >/dev/null 2>&1
     check "jobwide: root's --svg: a machine per node titled with its name, its cores in the colours of the job's tasks" \
         [ "$(python3 -c 'import sys, xml.etree.ElementTree as ET
@@ -545,6 +574,14 @@ print(out)' $NGS/jw.svg 2>&1)" = "[('vm1', True, True), ('vm2', True, True)]" ]
         check "hidepid=2: the owner's check --job $J (node sides as the owner, slurmstepd hidden from them): both nodes, the 4 tasks by their cgroup" \
             [ "$(jw $NGS/jw-hp-owner.json 'sorted((n, N[n]["status"], tuple(sorted(p["global_rank"] for p in N[n]["report"]["processes"] if p["comm"] == "ng_threads")), N[n]["report"]["membership"]) for n in N)')" = \
               "[('vm1', 'ok', (0, 1, 2, 3), 'cgroup'), ('vm2', 'ok', (0, 1, 2, 3), 'cgroup')]" ]
+        if [ -n "$SLUID" ]; then
+            # The hidepid fallback: no slurmstepd is visible to the owner,
+            # so its node sides ask Slurm for the SLUID (scontrol -d show
+            # job) and read that cgroup; each report names it.
+            check "hidepid=2: the owner's node sides looked the SLUID up: $(jw $NGS/jw-hp-owner.json '[(n, N[n]["report"].get("sluid")) for n in N]')" \
+                [ "$(jw $NGS/jw-hp-owner.json 'sorted((n, N[n]["report"].get("sluid")) for n in N)')" = \
+                  "[('vm1', '$SLUID'), ('vm2', '$SLUID')]" ]
+        fi
         as 1 "$NG" check --job "$J" --local >$NGS/jw-hp-other.out 2>$NGS/jw-hp-other.err
         check "hidepid=2: uid 1's check --job $J --local: exit 1, nothing on stdout, '$(tail -1 $NGS/jw-hp-other.err)'" \
             eval '[ ! -s $NGS/jw-hp-other.out ] && [ "$(tail -1 $NGS/jw-hp-other.err)" = "numaguard: check: no job $J of yours here (only its owner or root may check it)" ]'
@@ -555,6 +592,42 @@ print(out)' $NGS/jw.svg 2>&1)" = "[('vm1', True, True), ('vm2', True, True)]" ]
     scancel "$J"
     wait $JWSRUN 2>/dev/null
     for n in 1 2; do tail -n 5 $NGS/slurmd$n.out | sed "s/^/#   slurmd vm$n: /" >>"$TAP"; done
+}
+
+# ---------------------------------------------------------------- jobwide26
+# The jobwide phase with Slurm 26.05 (issue 38: its default cgroup v2
+# names are the job's SLUID, sEKNKTV3WPV500, not job_ID): the sid root
+# that `make check-releases` keeps, with numaguard built there
+# (tests/vm/sid-build.sh), is entered with chroot and this script runs
+# phase jobwide again inside with sid's slurmctld, slurmd, srun and
+# scontrol. Our / is a tmpfs overlay over the host's, so what is mounted
+# or written under SID_ROOT stays in this guest; /proc is a fresh
+# mount (its hidepid is the chroot's own), /sys (the cgroup v2 tree),
+# /dev, the results share and the repository (same path) are bound in.
+phase_jobwide26() {
+    R=${SID_ROOT:-}
+    if [ -z "$R" ] || [ ! -x "$R/usr/sbin/slurmd" ] || [ ! -x "${SID_BUILD:-}/numaguard" ]; then
+        notok "jobwide26: a sid root with Slurm 26.05 at '$R' and numaguard built for it in '${SID_BUILD:-}' (tests/vm/sid-build.sh)"
+        return
+    fi
+    slurm_stop
+    mkdir -p "$R$REPO" "$R/ngvm"
+    if ! { mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
+           mount --rbind /dev "$R/dev" && mount -t tmpfs tmpfs "$R/tmp" &&
+           mount -t tmpfs tmpfs "$R/run" && mount --bind /ngvm "$R/ngvm" &&
+           mount --bind "$REPO" "$R$REPO"; }; then
+        notok "jobwide26: mounts for the sid root $R"
+        return
+    fi
+    # Slurm resolves localhost and this guest's name (vm).
+    printf '127.0.0.1\tlocalhost vm\n' >"$R/etc/hosts"
+    diag "jobwide26: Slurm $(chroot "$R" dpkg-query -W -f '${Version}' slurmd), hwloc $(chroot "$R" dpkg-query -W -f '${Version}' libhwloc15) in $R"
+    chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        NGVM_INNER=jobwide NGVM_SLURM=sid /bin/bash /ngvm/run.sh
+    diag "jobwide26: the sid run ended (rc $?)"
+    for m in "$R$REPO" "$R/ngvm" "$R/run" "$R/tmp" "$R/dev" "$R/sys" "$R/proc"; do
+        umount -R "$m" 2>/dev/null || umount -lR "$m" 2>/dev/null
+    done
 }
 
 # ---------------------------------------------------------------- fallback
@@ -634,10 +707,10 @@ phase_widemem() {
     diag "widemem phase $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN{printf "%.1f", b-a}')s"
 }
 
-echo "started $(uptime_s)" >/ngvm/guest-started
+[ -n "${NGVM_INNER:-}" ] || echo "started $(uptime_s)" >/ngvm/guest-started
 for p in $PHASES; do
     "phase_$p"
 done
 slurm_stop
-diag "guest done at $(uptime_s)s uptime"
+[ -n "${NGVM_INNER:-}" ] || diag "guest done at $(uptime_s)s uptime"
 sync

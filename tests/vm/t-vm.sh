@@ -17,7 +17,11 @@
 #                         a loaded or slow machine: TCG is emulation)
 #   NG_VM_PHASES="..."    only these phases of tests/vm/guest.sh; "jobwide"
 #                         (check --job on two slurmd, cgroup v2, hidepid=2)
-#                         runs only so: ~5 min of TCG, NG_VM_TIMEOUT=900
+#                         runs only so: ~5 min of TCG, NG_VM_TIMEOUT=900;
+#                         "jobwide26" the same with sid's Slurm 26.05
+#                         (needs the chroot of make check-releases)
+#   NG_VM_SID_ROOT=DIR    that sid root (default
+#                         /var/cache/numaguard-chroots/sid)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
@@ -83,6 +87,20 @@ fi
 rm -f "$prep_log" "$prep_log.dirs"
 echo "# prepared kernels in $(( $(date +%s) - t_start ))s"
 
+# Phase jobwide26 runs numaguard built against sid's Slurm 26.05, in the
+# sid root of make check-releases (tests/vm/sid-build.sh; BUILD-sid).
+sid_root=${NG_VM_SID_ROOT:-${NG_CHROOT_CACHE:-/var/cache/numaguard-chroots}/sid}
+sid_build=$build_abs-sid
+case " ${NG_VM_PHASES:-} " in
+    *" jobwide26 "*)
+        t0=$(date +%s)
+        NG_VM_SID_ROOT=$sid_root sh tests/vm/sid-build.sh "$sid_build" >"$run_dir/sid-build.log" 2>&1
+        src=$?
+        echo "# sid build (tests/vm/sid-build.sh $sid_build): rc $src, $(( $(date +%s) - t0 ))s"
+        # (the guest then says what it lacks: a failed jobwide26 check)
+        [ $src -eq 0 ] || tail -5 "$run_dir/sid-build.log" | sed 's/^/#   /' ;;
+esac
+
 # boot_and_test FLAVOUR PHASES: one VM boot (retried once when the guest
 # died before the test started); writes unnumbered TAP to $out/result.
 boot_and_test() {
@@ -99,6 +117,8 @@ BUILD='$build_abs'
 FLAVOUR='$fl'
 PLUGIN='$plugin'
 PHASES='$phases'
+SID_ROOT='$sid_root'
+SID_BUILD='$sid_build'
 EOF
     try=1
     while :; do
