@@ -13,6 +13,7 @@
 #   NG_EMULATED   set by check-arm64.sh (qemu-user): said in the skips
 cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/lib.sh
+. tests/lib/omp_args.sh
 GOV=$BUILD/libnumaguard-omp.so
 [ -f "$GOV" ] || skip_all "$GOV not built (make all)"
 [ -x "$BUILD/tests/omp_teams" ] && [ -x "$BUILD/tests/clang/omp_teams" ] ||
@@ -43,14 +44,7 @@ for rt in gcc clang; do
     ones=$(sed -n 's/^ones \([0-9]*\) of .*/\1/p' "$T/pool")
     ok $([ "${ones:-0}" -ge 720 ]; echo $?) \
         "$lib: 16 callers at once on 2 cores: teams of 1 (${ones:-none} of 800 regions; >= 90%)"
-    for c in 1 4; do
-        gov "$D/omp_args" $c 20 >"$T/args$c" 2>&1
-        rc=$?
-        is "$(sed -n 's/^shared \([0-9]*\) teams .* bad \([0-9]*\)/\1:\2/p' "$T/args$c" | tr '\n' ' ')" \
-            "4:0 8:0 9:0 20:0 " "$lib: regions with 4, 8, 9 and 20 arguments, $c caller(s): every value right (rc $rc)"
-    done
-    is "$(sed -n 's/^shared 20 teams \([0-9-]*\) .*/\1/p' "$T/args1")/$(sed -n 's/^shared 20 teams \([0-9]\).*/\1/p' "$T/args4")" \
-        "2-2/1" "$lib: ... with the teams the governor gave (2 alone, 1 among 4)"
+    ng_args_check "$D/omp_args" "$lib" 20
     # Unwinding from inside a region crosses the runtime's own frames
     # first: where the runtime alone cannot be unwound through (libomp 14
     # on aarch64: __kmp_invoke_microtask's FDE is empty), nothing through

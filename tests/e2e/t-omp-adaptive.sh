@@ -26,6 +26,7 @@ trap 'rm -rf "$T"' EXIT
 # or a copy of it and of numaguard where the build lies under /tmp
 # (tests/lib/governor.sh). XNG, XGOV: that numaguard and its governor.
 . tests/lib/governor.sh
+. tests/lib/omp_args.sh
 XDIR=$(ng_stage_governor "$BUILD")
 [ -z "$XDIR" ] || [ "$XDIR" = "$(cd "$BUILD" && pwd)" ] || trap 'rm -rf "$T" "$XDIR"' EXIT
 XNG=$XDIR/numaguard
@@ -157,14 +158,7 @@ for rt in gcc clang; do
     # every team member, one caller (teams of 2) and 4 (teams of 1).
     A=$BUILD/tests/omp_args
     [ $rt = clang ] && A=$BUILD/tests/clang/omp_args
-    for c in 1 4; do
-        gov "$A" $c 100 >"$T/args$c" 2>&1
-        rc=$?
-        is "$(sed -n 's/^shared \([0-9]*\) teams .* bad \([0-9]*\)/\1:\2/p' "$T/args$c" | tr '\n' ' ')" \
-            "4:0 8:0 9:0 20:0 " "$lib: regions with 4, 8, 9 and 20 arguments, $c caller(s): every value right (rc $rc)"
-    done
-    is "$(sed -n 's/^shared 20 teams \([0-9-]*\) .*/\1/p' "$T/args1")/$(sed -n 's/^shared 20 teams \([0-9]\).*/\1/p' "$T/args4")" \
-        "2-2/1" "$lib: ... with the teams the governor gave (2 alone, 1 among 4)"
+    ng_args_check "$A" "$lib" 100
     # From inside a region, the unwinder reaches the function that opened
     # it through the governor's entry point (for libomp: the stub's frame;
     # for libgomp: the wrapper's, which waits for the region to end).

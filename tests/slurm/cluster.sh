@@ -416,6 +416,11 @@ ngc_wait_idle() { ngc_wait_for "${1:-20}" ngc_all_idle; }
 ngc_start() {
     [ "${NGC_RUNNING:-0}" = 1 ] && ngc_stop
     NGC_ERROR=
+    # Another suite's cluster may have taken the block picked at ngc_init
+    # (suites run side by side in other build dirs): pick the next free one.
+    if [ -z "${NG_SLURM_PORT_BASE:-}" ] && ngc_port_open "$NGC_PORT"; then
+        NG_SLURM_PORT_SEARCH=$((NGC_PORT + 10)) ngc_pick_ports || return 1
+    fi
     ngc_write_config || return 1
     local nodes=${NGC_NODES:-1} k slurmd_args=()
     if ngc_port_open "$NGC_PORT"; then
