@@ -152,7 +152,9 @@ is "$(state ng1)|$(reason ng1)" "drain|$want1" "ng1 with a hung nvidia-smi: DRAI
 n2=$(runs ng2)
 wait_runs ng2 $((n2 + 2)) 40
 ok $? "ng2: two more health check runs ended"
-is "$(state ng2)|$(reason ng2)" "idle|" "the correct node ng2 stays IDLE"
+# The state alone: Slurm 24.11 keeps the reason of ng2's earlier drain
+# after `state=resume` (22.05 and 26.05 clear it).
+is "$(state ng2)" idle "the correct node ng2 stays IDLE"
 
 # --- killed mid-check: the script alone, its process group; slurmd stopped --------
 # As slurmd starts it: a group of its own (setsid), ng1's nvidia-smi hung.
