@@ -124,7 +124,7 @@ static unsigned home_node(const ngi_planner *p, unsigned t)
 }
 
 /* 1 if tasks @a and @b ask for the same GPU list. */
-static int same_gpus(const ngi_planner *p, unsigned a, unsigned b)
+int ngi_plan_same_gpus(const ngi_planner *p, unsigned a, unsigned b)
 {
     unsigned na, nb;
     const int *ga = ngi_plan_req_gpus(p->req, a, &na), *gb = ngi_plan_req_gpus(p->req, b, &nb);
@@ -143,7 +143,7 @@ void ngi_plan_warn_remote(ngi_planner *p)
         int said = 0;
         hwloc_bitmap_zero(nodes);
         for (unsigned o = 0; o < p->req->ntasks; o++)
-            if (p->plan->tasks[o].gpu_remote && p->home[o] && same_gpus(p, t, o)) {
+            if (p->plan->tasks[o].gpu_remote && p->home[o] && ngi_plan_same_gpus(p, t, o)) {
                 said |= o < t;
                 hwloc_bitmap_set(nodes, home_node(p, o));
             }
@@ -343,3 +343,4 @@ void ngi_plan_settle_remote(ngi_planner *p)
     free(avail);
     hwloc_bitmap_free(src);
 }
+

@@ -296,6 +296,7 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         if (ngi_plan_seat_gpus(p, err, errlen) < 0 || cut_cpu_tasks(p, err, errlen) < 0)
             return -1;
         ngi_plan_settle_remote(p);
+        ngi_plan_pack_remote(p);
         ngi_plan_warn_remote(p);
         ngi_plan_note_idle(p);
         warn_idle(p);

@@ -556,6 +556,37 @@ static void test_share(const ng_topology *xe)
     ng_topology_free(dgx);
 }
 
+/* pack.c: the remote tasks of one GPU, seated last over what the local
+ * ones left, are re-laid whole per node when their sizes fill each node's
+ * part: cores 37-92, 28 tasks round robin over the 4 GPUs, GPU 2 (node 7,
+ * no allocated core) has 7 tasks of 4,3,3,3,3,3,3 cores over node 4's 13
+ * free cores and node 6's 9; none of them spans two nodes (cut piece by
+ * piece one did: 68,91-92). */
+static void test_pack_remote(const ng_topology *xe)
+{
+    char gpus[64] = "";
+    for (unsigned t = 0; t < 28; t++)
+        snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%u", t ? ";" : "", t % 4);
+    ng_plan *pl = plan(xe, 28, gpus, "37-92,149-204", 0);
+    unsigned over = 0, sum = 0;
+    for (unsigned t = 2; pl && t < 28; t += 4) {
+        const ng_task_plan *tp = ng_plan_task(pl, t);
+        hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+        int pu;
+        hwloc_bitmap_foreach_begin(pu, tp->cpus) {
+            hwloc_bitmap_set(nodes, pu % 112 / 14);
+        } hwloc_bitmap_foreach_end();
+        over += hwloc_bitmap_weight(nodes) > 1;
+        sum += (unsigned)hwloc_bitmap_weight(tp->cpus) / 2;
+        hwloc_bitmap_free(nodes);
+    }
+    ok(pl && over == 0 && sum == 22, "xe8640 cores 37-92, 28 tasks: GPU 2's 7 remote tasks (22 "
+       "cores) each on one node (%u over two)", over);
+    if (pl && over)
+        tap_diag("got %s", all_cpus(pl));
+    ng_plan_free(pl);
+}
+
 int main(void)
 {
     ng_topology *xe = load(XE);
@@ -569,6 +600,7 @@ int main(void)
     test_spill(xe);
     test_components(xe);
     test_remote(xe);
+    test_pack_remote(xe);
     test_share(xe);
     ng_topology_free(xe);
     return tap_done();

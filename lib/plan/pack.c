@@ -1,0 +1,179 @@
+/* Phase (b4), after ngi_plan_settle_remote (home.c): the remote GPU tasks
+ * of one GPU list, seated last from what the local tasks left (rule 4),
+ * absorb the fragments; cut piece by piece they can leave a task over two
+ * nodes where their sizes fill each node's part exactly. Such a group is
+ * re-laid over the units it holds together, whole tasks per node. Sizes,
+ * the units the group holds and the idle count stay as they are; the
+ * layout is kept only when fewer of its tasks span two nodes and no more
+ * split an L3. */
+#include "private/plan.h"
+
+#include <stdlib.h>
+
+/* Tasks over more than one node among @g; their L3 splits into @l3s. */
+static unsigned spread_of(const ngi_planner *p, const unsigned *g, unsigned n, unsigned *l3s)
+{
+    unsigned str = 0;
+    *l3s = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int node = -2, l3 = -2, u;
+        unsigned two = 0, split = 0;
+        hwloc_bitmap_foreach_begin(u, p->slice[g[i]]) {
+            two |= node != -2 && p->units[u].node != node;
+            split |= l3 != -2 && p->units[u].l3g != l3;
+            node = p->units[u].node;
+            l3 = p->units[u].l3g;
+        } hwloc_bitmap_foreach_end();
+        str += two;
+        *l3s += split;
+    }
+    return str;
+}
+
+/* Tasks (sizes @sz, largest first) into parts of @cap units each, every
+ * part filled exactly: depth first, tasks of one size into parts in order
+ * (no symmetric retries), at most @budget steps. 1 if found (@part). */
+static int pack_parts(const unsigned *sz, unsigned n, unsigned i, unsigned *cap, unsigned np,
+                      unsigned *part, unsigned from, unsigned *budget)
+{
+    if (i == n)
+        return 1;
+    for (unsigned k = from; k < np && *budget; k++) {
+        (*budget)--;
+        if (cap[k] < sz[i])
+            continue;
+        cap[k] -= sz[i];
+        part[i] = k;
+        unsigned next = i + 1 < n && sz[i + 1] == sz[i] ? k : 0;
+        if (pack_parts(sz, n, i + 1, cap, np, part, next, budget))
+            return 1;
+        cap[k] += sz[i];
+    }
+    return 0;
+}
+
+/* The parts of @all: runs of one node along the line (first unit, size).
+ * Returns how many. */
+static unsigned parts_of(const ngi_planner *p, hwloc_const_bitmap_t all, unsigned *first,
+                         unsigned *cap)
+{
+    unsigned np = 0;
+    int u, last = -2;
+    hwloc_bitmap_foreach_begin(u, all) {
+        if (np == 0 || p->units[u].node != last) {
+            first[np] = (unsigned)u;
+            cap[np++] = 0;
+            last = p->units[u].node;
+        }
+        cap[np - 1]++;
+    } hwloc_bitmap_foreach_end();
+    return np;
+}
+
+/* @g by size, largest first (equal sizes in task order), sizes into @sz. */
+static void by_size(const ngi_planner *p, unsigned *g, unsigned n, unsigned *sz)
+{
+    for (unsigned i = 0; i < n; i++)
+        sz[i] = (unsigned)hwloc_bitmap_weight(p->slice[g[i]]);
+    for (unsigned a = 1; a < n; a++)
+        for (unsigned b = a; b > 0 && sz[b - 1] < sz[b]; b--) {
+            unsigned x = g[b], y = sz[b];
+            g[b] = g[b - 1];
+            sz[b] = sz[b - 1];
+            g[b - 1] = x;
+            sz[b - 1] = y;
+        }
+}
+
+/* The slices again: each part's tasks in task order, one run each from
+ * the part's first unit (@at: per part, where the next run starts). */
+static void lay_out(ngi_planner *p, const unsigned *g, unsigned n, const unsigned *sz,
+                    const unsigned *part, hwloc_const_bitmap_t all, unsigned *at)
+{
+    for (unsigned t = 0; t < p->req->ntasks; t++)
+        for (unsigned i = 0; i < n; i++) {
+            if (g[i] != t)
+                continue;
+            hwloc_bitmap_zero(p->slice[t]);
+            for (unsigned got = 0; got < sz[i]; at[part[i]]++)
+                if (hwloc_bitmap_isset(all, at[part[i]])) {
+                    hwloc_bitmap_set(p->slice[t], at[part[i]]);
+                    got++;
+                }
+        }
+}
+
+/* Each task's home: the domain of its slice's first unit (the warning
+ * and --explain name its node). */
+static void rehome(ngi_planner *p, const unsigned *g, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned d = (unsigned)p->units[hwloc_bitmap_first(p->slice[g[i]])].dom;
+        hwloc_bitmap_zero(p->home[g[i]]);
+        hwloc_bitmap_set_range(p->home[g[i]], p->doms[d].first,
+                               (int)(p->doms[d].first + p->doms[d].count - 1));
+    }
+}
+
+/* Group @g (remote tasks of one GPU list, interchangeable): re-laid when
+ * their sizes fill every node's part exactly and that spreads fewer of
+ * them over two nodes without splitting more L3s. */
+static void pack_group(ngi_planner *p, unsigned *g, unsigned n)
+{
+    unsigned l3_old, str_old = spread_of(p, g, n, &l3_old);
+    if (!str_old || n < 2)
+        return;
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    hwloc_bitmap_t *old = calloc(n, sizeof *old);
+    unsigned *cap = calloc(p->n_units, sizeof *cap), *first = calloc(p->n_units, sizeof *first);
+    unsigned *part = calloc(n, sizeof *part), *sz = calloc(n, sizeof *sz);
+    unsigned budget = 4096; /* a bound on the search: plan time stays flat */
+    if (all && old && cap && first && part && sz) {
+        for (unsigned i = 0; i < n; i++) {
+            hwloc_bitmap_or(all, all, p->slice[g[i]]);
+            old[i] = hwloc_bitmap_dup(p->slice[g[i]]);
+        }
+        unsigned np = parts_of(p, all, first, cap);
+        by_size(p, g, n, sz);
+        if (pack_parts(sz, n, 0, cap, np, part, 0, &budget)) {
+            lay_out(p, g, n, sz, part, all, first);
+            unsigned l3_new, str_new = spread_of(p, g, n, &l3_new);
+            for (unsigned i = 0; (str_new >= str_old || l3_new > l3_old) && i < n; i++)
+                hwloc_bitmap_copy(p->slice[g[i]], old[i]);
+            if (str_new < str_old && l3_new <= l3_old)
+                rehome(p, g, n);
+        }
+    }
+    for (unsigned i = 0; old && i < n; i++)
+        hwloc_bitmap_free(old[i]);
+    free(old);
+    hwloc_bitmap_free(all);
+    free(cap);
+    free(first);
+    free(part);
+    free(sz);
+}
+
+/* XE8640, cores 37-92, 28 tasks: GPU 2's seven remote tasks, 4,3,3,3 on
+ * node 4's 13 free cores and 3,3,3 on node 6's 9, not a 4 on node 6 and a
+ * task over both nodes as cut piece by piece. */
+void ngi_plan_pack_remote(ngi_planner *p)
+{
+    unsigned nt = p->req->ntasks, *g = malloc(nt * sizeof *g);
+    unsigned char *seen = calloc(nt, 1);
+    for (unsigned t = 0; g && seen && t < nt; t++) {
+        if (seen[t] || !p->plan->tasks[t].gpu_remote || !p->home[t] ||
+            hwloc_bitmap_iszero(p->slice[t]))
+            continue;
+        unsigned n = 0;
+        for (unsigned o = t; o < nt; o++)
+            if (!seen[o] && p->plan->tasks[o].gpu_remote && p->home[o] &&
+                !hwloc_bitmap_iszero(p->slice[o]) && ngi_plan_same_gpus(p, t, o)) {
+                seen[o] = 1;
+                g[n++] = o;
+            }
+        pack_group(p, g, n);
+    }
+    free(g);
+    free(seen);
+}
