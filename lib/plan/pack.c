@@ -1,11 +1,17 @@
-/* Phase (b4), after ngi_plan_settle_remote (home.c): the remote GPU tasks
- * of one GPU list, seated last from what the local tasks left (rule 4),
- * absorb the fragments; cut piece by piece they can leave a task over two
- * nodes where their sizes fill each node's part exactly. Such a group is
- * re-laid over the units it holds together, whole tasks per node. Sizes,
- * the units the group holds and the idle count stay as they are; the
- * layout is kept only when fewer of its tasks span two nodes and no more
- * split an L3. */
+/* Phase (b4), after ngi_plan_settle_remote (home.c): re-laying tasks over
+ * the units they hold together, on whole parts where their sizes fill
+ * every part exactly (a depth-first search, bounded).
+ *  - The remote GPU tasks of one GPU list, seated last from what the local
+ *    tasks left (rule 4), absorb the fragments; cut piece by piece they
+ *    can leave a task over two nodes: re-laid whole per node.
+ *  - Then per node, the GPU tasks wholly on it that may take any of its
+ *    units (remote ones, local ones whose home holds them all): re-laid
+ *    on whole L3s (the local tasks' cut packs them together, leaving the
+ *    remote ones the rest, where the L3s had room for both).
+ * Sizes, the units the tasks hold and the idle count stay as they are; a
+ * layout is kept only when it spreads fewer tasks over two parts and no
+ * more over the other level (nodes, L3s). The cut records --explain shows
+ * stay those of the cut (as after ngi_plan_settle_remote's moves). */
 #include "private/plan.h"
 
 #include <stdlib.h>
@@ -52,18 +58,19 @@ static int pack_parts(const unsigned *sz, unsigned n, unsigned i, unsigned *cap,
     return 0;
 }
 
-/* The parts of @all: runs of one node along the line (first unit, size).
- * Returns how many. */
-static unsigned parts_of(const ngi_planner *p, hwloc_const_bitmap_t all, unsigned *first,
-                         unsigned *cap)
+/* The parts of @all: runs of one node (@by_l3: of one L3) along the line
+ * (first unit, size). Returns how many. */
+static unsigned parts_of(const ngi_planner *p, hwloc_const_bitmap_t all, int by_l3,
+                         unsigned *first, unsigned *cap)
 {
     unsigned np = 0;
     int u, last = -2;
     hwloc_bitmap_foreach_begin(u, all) {
-        if (np == 0 || p->units[u].node != last) {
+        int key = by_l3 ? p->units[u].l3g : p->units[u].node;
+        if (np == 0 || key != last) {
             first[np] = (unsigned)u;
             cap[np++] = 0;
-            last = p->units[u].node;
+            last = key;
         }
         cap[np - 1]++;
     } hwloc_bitmap_foreach_end();
@@ -115,13 +122,14 @@ static void rehome(ngi_planner *p, const unsigned *g, unsigned n)
     }
 }
 
-/* Group @g (remote tasks of one GPU list, interchangeable): re-laid when
- * their sizes fill every node's part exactly and that spreads fewer of
- * them over two nodes without splitting more L3s. */
-static void pack_group(ngi_planner *p, unsigned *g, unsigned n)
+/* Tasks @g (interchangeable over the units they hold together) re-laid
+ * on whole parts (nodes, or with @by_l3 L3s) when their sizes fill every
+ * part exactly and that spreads fewer of them over two nodes (@by_l3:
+ * over two L3s) without spreading more over the other. */
+static void pack_group(ngi_planner *p, unsigned *g, unsigned n, int by_l3)
 {
     unsigned l3_old, str_old = spread_of(p, g, n, &l3_old);
-    if (!str_old || n < 2)
+    if ((by_l3 ? !l3_old : !str_old) || n < 2)
         return;
     hwloc_bitmap_t all = hwloc_bitmap_alloc();
     hwloc_bitmap_t *old = calloc(n, sizeof *old);
@@ -133,14 +141,16 @@ static void pack_group(ngi_planner *p, unsigned *g, unsigned n)
             hwloc_bitmap_or(all, all, p->slice[g[i]]);
             old[i] = hwloc_bitmap_dup(p->slice[g[i]]);
         }
-        unsigned np = parts_of(p, all, first, cap);
+        unsigned np = parts_of(p, all, by_l3, first, cap);
         by_size(p, g, n, sz);
         if (pack_parts(sz, n, 0, cap, np, part, 0, &budget)) {
             lay_out(p, g, n, sz, part, all, first);
             unsigned l3_new, str_new = spread_of(p, g, n, &l3_new);
-            for (unsigned i = 0; (str_new >= str_old || l3_new > l3_old) && i < n; i++)
+            int better = by_l3 ? l3_new < l3_old && str_new <= str_old
+                               : str_new < str_old && l3_new <= l3_old;
+            for (unsigned i = 0; !better && i < n; i++)
                 hwloc_bitmap_copy(p->slice[g[i]], old[i]);
-            if (str_new < str_old && l3_new <= l3_old)
+            if (better)
                 rehome(p, g, n);
         }
     }
@@ -152,6 +162,44 @@ static void pack_group(ngi_planner *p, unsigned *g, unsigned n)
     free(first);
     free(part);
     free(sz);
+}
+
+/* 1 if task t is a GPU task that may hold any unit of @all: remote (no
+ * core is local to its GPU, one as near as another on its node), or local
+ * with @all inside its home. */
+static int may_take(const ngi_planner *p, unsigned t, hwloc_const_bitmap_t all)
+{
+    if (!p->home[t] || p->plan->tasks[t].shares_cores)
+        return 0;
+    return p->plan->tasks[t].gpu_remote || hwloc_bitmap_isincluded(all, p->home[t]);
+}
+
+/* The GPU tasks wholly on node @node, into @g; their units into @all.
+ * Returns how many, 0 when one of them may not take all the units or a
+ * unit has no shared L3. */
+static unsigned node_tasks(const ngi_planner *p, int node, unsigned *g, hwloc_bitmap_t all)
+{
+    unsigned n = 0;
+    hwloc_bitmap_zero(all);
+    for (unsigned t = 0; t < p->req->ntasks; t++) {
+        int u, in = p->home[t] && !hwloc_bitmap_iszero(p->slice[t]);
+        hwloc_bitmap_foreach_begin(u, p->slice[t]) {
+            in &= p->units[u].node == node;
+        } hwloc_bitmap_foreach_end();
+        if (!in)
+            continue;
+        hwloc_bitmap_or(all, all, p->slice[t]);
+        g[n++] = t;
+    }
+    int u;
+    hwloc_bitmap_foreach_begin(u, all) {
+        if (p->units[u].l3g < 0)
+            return 0;
+    } hwloc_bitmap_foreach_end();
+    for (unsigned i = 0; i < n; i++)
+        if (!may_take(p, g[i], all))
+            return 0;
+    return n;
 }
 
 /* XE8640, cores 37-92, 28 tasks: GPU 2's seven remote tasks, 4,3,3,3 on
@@ -172,8 +220,22 @@ void ngi_plan_pack_remote(ngi_planner *p)
                 seen[o] = 1;
                 g[n++] = o;
             }
-        pack_group(p, g, n);
+        pack_group(p, g, n, 0);
     }
+    /* Then per node, its GPU tasks on whole L3s where their sizes allow
+     * (Corona's Rome node, 16 tasks on cores 0-23: the 8 local tasks 2
+     * cores each in the 3-core L3s, the 8 remote ones the third core of
+     * each, rather than the local ones over 0-15 cut across 3 L3s). */
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    for (unsigned d = 0; g && all && d < p->n_doms; d++) {
+        int node = p->units[p->doms[d].first].node, seen_before = 0;
+        for (unsigned e = 0; e < d; e++)
+            seen_before |= p->units[p->doms[e].first].node == node;
+        unsigned n = seen_before ? 0 : node_tasks(p, node, g, all);
+        if (n)
+            pack_group(p, g, n, 1);
+    }
+    hwloc_bitmap_free(all);
     free(g);
     free(seen);
 }

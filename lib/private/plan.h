@@ -277,8 +277,8 @@ void ngi_plan_settle_remote(ngi_planner *p);
 /** 1 if tasks @p a and @p b ask for the same GPU list. */
 int ngi_plan_same_gpus(const ngi_planner *p, unsigned a, unsigned b);
 
-/* pack.c: once settled, the remote tasks of one GPU re-laid over their
- * units so that no task spans two nodes where their sizes allow. */
+/* pack.c: once settled, the remote tasks of one GPU re-laid whole per
+ * node, then each node's GPU tasks on whole L3s, where their sizes allow. */
 void ngi_plan_pack_remote(ngi_planner *p);
 /** Each remote GPU task's warning (its GPU's node, its home's node). */
 void ngi_plan_warn_remote(ngi_planner *p);

@@ -587,6 +587,29 @@ static void test_pack_remote(const ng_topology *xe)
     ng_plan_free(pl);
 }
 
+/* pack.c, per node: Corona's Rome node (3-core L3s), cores 0-23, 16
+ * tasks round robin over 8 GPUs: GPUs 0-3 have the node's cores (8 tasks
+ * of 2), GPUs 4-7 none (8 remote tasks of 1). The local tasks take 2
+ * cores of each L3, the remote ones the third: no task over two L3s (the
+ * local tasks cut over 0-15 split 3). */
+static void test_pack_l3(void)
+{
+    ng_topology *rome = load("corona-rome-8xmi50-rsmi.xml");
+    ng_plan *pl = rome ? plan(rome, 16, "0;1;2;3;4;5;6;7;0;1;2;3;4;5;6;7", "0-23,48-71", 0) : NULL;
+    unsigned split = 0;
+    for (unsigned t = 0; pl && t < 16; t++) {
+        const ng_task_plan *tp = ng_plan_task(pl, t);
+        int first = hwloc_bitmap_first(tp->cpus) % 48, last = hwloc_bitmap_last(tp->cpus) % 48;
+        split += first / 3 != last / 3; /* PUs 48-71 are the SMT siblings of 0-23 */
+    }
+    ok(pl && split == 0, "corona rome cores 0-23, 16 tasks over 8 GPUs: no task over two L3s (%u)",
+       split);
+    if (pl && split)
+        tap_diag("got %s", all_cpus(pl));
+    ng_plan_free(pl);
+    ng_topology_free(rome);
+}
+
 int main(void)
 {
     ng_topology *xe = load(XE);
@@ -601,6 +624,7 @@ int main(void)
     test_components(xe);
     test_remote(xe);
     test_pack_remote(xe);
+    test_pack_l3();
     test_share(xe);
     ng_topology_free(xe);
     return tap_done();
