@@ -8,12 +8,8 @@
  * with the fewest equally good choices goes first. Units of another GPU's home
  * are taken only when that GPU's own tasks leave them free. Each component's
  * region (home + spill) is then cut by the cutter (cut.c), so GPU tasks
- * get the same objective as CPU-only ones.
- *
- * With fewer cores than tasks, every task gets one core and tasks share:
- * a GPU task takes the least-loaded core of its home while the home is below
- * the step's even load (ceil(tasks / cores)), so sharing inside the home comes
- * before leaving it; then the nearest core below that load.
+ * get the same objective as CPU-only ones. With fewer cores than tasks
+ * the tasks share cores instead (share.c, by the same distances).
  */
 #include "private/plan.h"
 
@@ -24,14 +20,10 @@
 
 /* ---- distances from a home ------------------------------------------- */
 
-typedef struct rank {
-    unsigned dist, pkg_miss, l3_miss, gap;
-} rank;
-
 /* How far domain x is from the domains of @home (a set of units). */
-static rank rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x)
+ngi_rank ngi_plan_rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x)
 {
-    rank r = {~0u, 1, 1, ~0u};
+    ngi_rank r = {~0u, 1, 1, ~0u};
     for (unsigned h = 0; h < p->n_doms; h++) {
         const ngi_domain *d = &p->doms[h];
         if (!ngi_plan_touches(p, home, h))
@@ -50,7 +42,7 @@ static rank rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x)
     return r;
 }
 
-static int rank_cmp(rank a, rank b)
+int ngi_plan_rank_cmp(ngi_rank a, ngi_rank b)
 {
     if (a.dist != b.dist)
         return a.dist < b.dist ? -1 : 1;
@@ -93,7 +85,7 @@ static int cmp_member(const void *a, const void *b)
     return x->task < y->task ? -1 : (x->task > y->task);
 }
 
-static void sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
+void ngi_plan_sort_members(const ngi_planner *p, unsigned *tasks, unsigned n)
 {
     member_key *k = malloc((n ? n : 1) * sizeof *k);
     if (!k)
@@ -135,7 +127,7 @@ static int build_comps(ngi_planner *p, comp *c)
         hwloc_bitmap_or(k->home, k->home, p->home[t]);
     }
     for (int i = 0; i < nc; i++)
-        sort_members(p, c[i].tasks, c[i].n);
+        ngi_plan_sort_members(p, c[i].tasks, c[i].n);
     free(id);
     return nc;
 }
@@ -271,21 +263,21 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, in
 {
     for (;;) {
         int bk = -1, bx = -1;
-        rank br = {0, 0, 0, 0};
+        ngi_rank br = {0, 0, 0, 0};
         unsigned bopts = 0;
         for (unsigned i = 0; i < nc; i++) {
             /* Released tasks (rule 2) wait for the kept ones' spill inside
              * their packages, then take the nearest cores left. */
             if (!c[i].need || (inside && ngi_plan_released(p, c[i].tasks[0])))
                 continue;
-            rank mine = {~0u, 2, 2, ~0u};
+            ngi_rank mine = {~0u, 2, 2, ~0u};
             int mx = -1;
             unsigned opts = 0;
             for (unsigned x = 0; x < p->n_doms; x++) {
                 if (!free_in(p, freeu, x) || (inside && !ngi_plan_may_spill(p, c[i].tasks[0], x)))
                     continue;
-                rank r = rank_of(p, c[i].home, x);
-                int cmp = rank_cmp(r, mine);
+                ngi_rank r = ngi_plan_rank_of(p, c[i].home, x);
+                int cmp = ngi_plan_rank_cmp(r, mine);
                 if (mx < 0 || cmp < 0) {
                     mine = r;
                     mx = (int)x;
@@ -296,7 +288,7 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, in
             }
             if (mx < 0)
                 continue;
-            int cmp = bk < 0 ? -1 : rank_cmp(mine, br);
+            int cmp = bk < 0 ? -1 : ngi_plan_rank_cmp(mine, br);
             if (cmp < 0 || (cmp == 0 && opts < bopts)) {
                 bk = (int)i;
                 bx = mx;
@@ -312,13 +304,6 @@ static void spill(ngi_planner *p, comp *c, unsigned nc, hwloc_bitmap_t freeu, in
 
 /* ---- cutting a component's region -------------------------------------- */
 
-static int same_gpus(const ngi_planner *p, unsigned a, unsigned b)
-{
-    unsigned na, nb;
-    const int *ga = ngi_plan_req_gpus(p->req, a, &na), *gb = ngi_plan_req_gpus(p->req, b, &nb);
-    return na == nb && memcmp(ga, gb, na * sizeof *ga) == 0;
-}
-
 /* Every GPU of the component still has a task with a core of the home
  * (when the home has a core for each). Tasks of the same GPU(s) are
  * interchangeable: one per socket is fine for them (the GPU is shared
@@ -330,7 +315,7 @@ static int every_member_home(const ngi_planner *p, const comp *k, const unsigned
     for (unsigned m = 0; m < k->n; m++) {
         int seated = 0;
         for (unsigned o = 0; o < k->n && !seated; o++)
-            seated = same_gpus(p, order[m], order[o]) &&
+            seated = ngi_plan_same_gpus(p, order[m], order[o]) &&
                      hwloc_bitmap_intersects(p->slice[order[o]], k->home);
         if (!seated)
             return 0;
@@ -430,15 +415,15 @@ static void cut_mixed(ngi_planner *p, comp *k)
         } hwloc_bitmap_foreach_end();
         while (got < p->size[t]) {
             int best = -1;
-            rank br = {0, 0, 0, 0};
+            ngi_rank br = {0, 0, 0, 0};
             unsigned bgap = 0;
             int anchor = hwloc_bitmap_first(p->home[t]);
             hwloc_bitmap_foreach_begin(u, k->region) {
                 if (hwloc_bitmap_isset(p->used, (unsigned)u))
                     continue;
-                rank r = rank_of(p, p->home[t], (unsigned)p->units[u].dom);
+                ngi_rank r = ngi_plan_rank_of(p, p->home[t], (unsigned)p->units[u].dom);
                 unsigned gap = (unsigned)abs(u - anchor);
-                int cmp = best < 0 ? -1 : rank_cmp(r, br);
+                int cmp = best < 0 ? -1 : ngi_plan_rank_cmp(r, br);
                 if (cmp < 0 || (cmp == 0 && gap < bgap)) {
                     best = u;
                     br = r;
@@ -562,77 +547,5 @@ int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen)
     seat_phase(p, c, nc, freeu, 1);
     free_comps(c, nc);
     hwloc_bitmap_free(freeu);
-    return 0;
-}
-
-/* ---- sharing cores ----------------------------------------------------- */
-
-static int least_loaded(const unsigned *load, unsigned n)
-{
-    int best = -1;
-    for (unsigned u = 0; u < n; u++)
-        if (best < 0 || load[u] < load[best])
-            best = (int)u;
-    return best;
-}
-
-/* A GPU task: the least-loaded core of its home below @limit, else the
- * nearest core below it (distance, package, L3), with a warning. */
-static int least_loaded_near(ngi_planner *p, unsigned t, const unsigned *load, unsigned limit)
-{
-    int best = -1, u;
-    hwloc_bitmap_foreach_begin(u, p->home[t]) {
-        if (load[u] < limit && (best < 0 || load[u] < load[best]))
-            best = u;
-    } hwloc_bitmap_foreach_end();
-    if (best >= 0)
-        return best;
-    rank br = {0, 0, 0, 0};
-    for (unsigned u2 = 0; u2 < p->n_units; u2++) {
-        if (load[u2] >= limit)
-            continue;
-        rank r = rank_of(p, p->home[t], (unsigned)p->units[u2].dom);
-        int cmp = best < 0 ? -1 : rank_cmp(r, br);
-        if (cmp < 0 || (cmp == 0 && load[u2] < load[best])) {
-            best = (int)u2;
-            br = r;
-        }
-    }
-    ngi_plan_warn(p->plan, "not enough cores local to each task's GPU(s): some tasks get cores "
-                          "farther away");
-    return best;
-}
-
-int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen)
-{
-    unsigned nt = p->req->ntasks, n = p->n_units;
-    unsigned limit = (nt + n - 1) / n;
-    unsigned *load = calloc(n, sizeof *load);
-    unsigned *order = malloc(nt * sizeof *order), k = 0;
-    if (!load || !order) {
-        free(load);
-        free(order);
-        return ngi_fail(err, errlen, "out of memory");
-    }
-    for (unsigned t = 0; t < nt; t++)
-        if (p->home[t])
-            order[k++] = t;
-    sort_members(p, order, k);
-    for (unsigned t = 0; t < nt; t++)
-        if (!p->home[t])
-            order[k++] = t;
-    for (unsigned j = 0; j < nt; j++) {
-        unsigned t = order[j];
-        int best = p->home[t] ? least_loaded_near(p, t, load, limit) : least_loaded(load, n);
-        load[best]++;
-        hwloc_bitmap_set(p->slice[t], (unsigned)best);
-        hwloc_bitmap_set(p->used, (unsigned)best);
-        p->plan->tasks[t].shares_cores = 1;
-    }
-    ngi_plan_warn(p->plan, "%u tasks share %u cores: tasks will compete for CPUs", nt, n);
-    ngi_cut_trace none = {.chosen = -1};
-    ngi_plan_record_cut(p, order, nt, n, NGI_CUT_WHAT_SHARED, &none);
-    free(load);
-    free(order);
     return 0;
 }

@@ -276,18 +276,30 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_settle_remote(ngi_planner *p);
 /** 1 if tasks @p a and @p b ask for the same GPU list. */
 int ngi_plan_same_gpus(const ngi_planner *p, unsigned a, unsigned b);
-
-/* pack.c: once settled, the remote tasks of one GPU re-laid whole per
- * node, then each node's GPU tasks on whole L3s, where their sizes allow. */
-void ngi_plan_pack_remote(ngi_planner *p);
 /** Each remote GPU task's warning (its GPU's node, its home's node). */
 void ngi_plan_warn_remote(ngi_planner *p);
 /** 1 if @p set (unit indices) holds a unit of domain @p d. */
 int ngi_plan_touches(const ngi_planner *p, hwloc_const_bitmap_t set, unsigned d);
 
-/* seat.c: GPU tasks' slices; sharing when cores are scarce. */
+/* pack.c: once settled, the remote tasks of one GPU re-laid whole per
+ * node, then each node's GPU tasks on whole L3s, where their sizes allow. */
+void ngi_plan_pack_remote(ngi_planner *p);
+
+/* seat.c: GPU tasks' slices. */
 int ngi_plan_seat_gpus(ngi_planner *p, char *err, size_t errlen);
-/** With fewer cores than tasks: one core each, tasks share; -1 without memory. */
+/** How far a domain is from a home: NUMA distance, then package, L3 and
+ *  place on the line missed (seat.c; smaller is nearer). */
+typedef struct ngi_rank {
+    unsigned dist, pkg_miss, l3_miss, gap;
+} ngi_rank;
+ngi_rank ngi_plan_rank_of(const ngi_planner *p, hwloc_const_bitmap_t home, unsigned x);
+/** <0, 0, >0 as @p a is nearer than, as near as, farther than @p b. */
+int ngi_plan_rank_cmp(ngi_rank a, ngi_rank b);
+/** GPU tasks most constrained first: smallest home, where it starts, task id. */
+void ngi_plan_sort_members(const ngi_planner *p, unsigned *tasks, unsigned n);
+
+/* share.c: with fewer cores than tasks: one core each, tasks share; -1
+ * without memory. */
 int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen);
 /** Keep a cut's record in the plan (cut.c; without memory it is left out). */
 void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
