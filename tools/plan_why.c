@@ -71,6 +71,9 @@ static void cut_text(unsigned i, const ng_plan_cut *c)
     id_list(c->tasks, c->n_tasks, tasks, sizeof tasks);
     printf("split %u: %s %.40s%s, %u cores\n", i, c->what, tasks, strlen(tasks) > 40 ? "..." : "",
            c->cores);
+    if (c->moved)
+        printf("  cut among %u tasks: %u of them %s re-laid after, by a later split\n",
+               c->n_tasks + c->moved, c->moved, c->moved == 1 ? "was" : "were");
     if (c->chosen < 0) {
         printf("  %s\n", c->decided);
         return;
@@ -157,6 +160,9 @@ static void cut_json(json_out *j, const ng_plan_cut *c)
         json_uint(j, NULL, c->tasks[k]);
     json_end_array(j);
     json_uint(j, "cores", c->cores);
+    char cpus[8192];
+    json_string(j, "cpus", ng_list_format(c->cpus, cpus, sizeof cpus) < 0 ? "" : cpus);
+    json_uint(j, "moved", c->moved);
     json_string(j, "chosen", c->chosen >= 0 ? c->candidates[c->chosen].family : "");
     json_string(j, "decided", c->decided);
     json_begin_array(j, "candidates");

@@ -206,28 +206,6 @@ int ngi_cut_choose_full(const ngi_cut_line *line, unsigned nt, unsigned s, unsig
 }
 /* ---- the planner's use ------------------------------------------------- */
 
-/* Keep what the chooser saw, for the explanation (explain.c). A record
- * that cannot be kept (no memory) only thins the explanation. */
-void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
-                         const ngi_cut_trace *trace)
-{
-    ng_plan *plan = p->plan;
-    ngi_cut_record *grown = realloc(plan->cuts, (plan->n_cuts + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    plan->cuts = grown;
-    ngi_cut_record *r = &grown[plan->n_cuts];
-    r->tasks = malloc(nt * sizeof *r->tasks);
-    if (!r->tasks)
-        return;
-    memcpy(r->tasks, tasks, nt * sizeof *tasks);
-    r->nt = nt;
-    r->units = n;
-    r->what = what;
-    r->trace = *trace;
-    plan->n_cuts++;
-}
-
 /* The line of @units: per unit its domain, package and CPU group. */
 static int build_line(const ngi_planner *p, const unsigned *units, unsigned n, ngi_cut_line *line)
 {
@@ -295,9 +273,14 @@ int ngi_plan_cut_units(ngi_planner *p, const unsigned *units, unsigned n,
                                                &trace);
     if (fam < 0)
         share_round_robin(p, tasks, nt, n, start, len);
-    ngi_plan_record_cut(p, tasks, nt, n, exact == 0 ? NGI_CUT_WHAT_CPU : exact == 1 ? NGI_CUT_WHAT_HOME
-                                                                          : NGI_CUT_WHAT_REGION,
-               &trace);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    for (unsigned i = 0; set && i < n; i++)
+        hwloc_bitmap_set(set, units[i]);
+    if (set)
+        ngi_plan_record_cut(p, tasks, nt, set, exact == 0 ? NGI_CUT_WHAT_CPU
+                                              : exact == 1 ? NGI_CUT_WHAT_HOME : NGI_CUT_WHAT_REGION,
+                            &trace);
+    hwloc_bitmap_free(set);
     for (unsigned t = 0; t < nt; t++) {
         hwloc_bitmap_zero(p->slice[tasks[t]]);
         for (unsigned i = start[t]; i < start[t] + len[t]; i++) {

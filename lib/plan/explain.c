@@ -31,6 +31,7 @@ struct ng_plan_explanation {
     ng_cut_candidate *cands;        /* NGI_CUT_FAMILIES per cut */
     char (*decided)[DECIDED_LEN];
     unsigned *task_store;           /* every cut's tasks */
+    hwloc_bitmap_t *cut_cpus;       /* per cut */
 };
 
 static const char *const what_names[] = {
@@ -39,6 +40,9 @@ static const char *const what_names[] = {
     [NGI_CUT_WHAT_REGION] = "GPU tasks on their GPUs' cores and the nearest free ones",
     [NGI_CUT_WHAT_NEAREST] = "GPU tasks whose GPUs' cores overlap",
     [NGI_CUT_WHAT_SHARED] = "tasks sharing cores",
+    [NGI_CUT_WHAT_MOVED] = "a remote GPU task moved after the cut",
+    [NGI_CUT_WHAT_NODES] = "remote GPU tasks of one GPU re-laid whole per node",
+    [NGI_CUT_WHAT_L3S] = "GPU tasks of one node re-laid on whole L3s",
 };
 
 /* OS indices of the CPU-bearing nodes of task @t's GPUs. */
@@ -197,14 +201,40 @@ static void decided(const ngi_cut_trace *tr, char *buf, size_t len)
         snprintf(buf, len, "the only cut these sizes allow");
 }
 
-static void fill_cut(ng_plan_explanation *x, const ngi_cut_record *rec, unsigned i, unsigned *store)
+/* A split that no chooser made: what the pass after the cuts did. */
+static int relaid(const ngi_cut_record *rec, char *buf, size_t len)
+{
+    const char *level = rec->what == NGI_CUT_WHAT_L3S ? "L3s" : "NUMA nodes";
+    if (rec->what == NGI_CUT_WHAT_NEAREST)
+        snprintf(buf, len, "no split: each task takes its own GPUs' free cores first, then the "
+                 "nearest");
+    else if (rec->what == NGI_CUT_WHAT_MOVED)
+        snprintf(buf, len, "moved to the node as near its GPU with the most cores no other task "
+                 "holds");
+    else if (rec->what == NGI_CUT_WHAT_NODES || rec->what == NGI_CUT_WHAT_L3S)
+        snprintf(buf, len, "re-laid after the cut: fewer tasks over two %s: %u, %u as cut", level,
+                 rec->after, rec->before);
+    else
+        return 0;
+    return 1;
+}
+
+static void fill_cut(ng_plan_explanation *x, const ngi_planner *p, const ngi_cut_record *rec,
+                     unsigned i, unsigned *store)
 {
     ng_plan_cut *c = &x->cuts[i];
     ng_cut_candidate *cand = x->cands + (size_t)i * NGI_CUT_FAMILIES;
+    int u;
     memcpy(store, rec->tasks, rec->nt * sizeof *store);
+    x->cut_cpus[i] = hwloc_bitmap_alloc();
+    hwloc_bitmap_foreach_begin(u, rec->set) {
+        if (x->cut_cpus[i] && (unsigned)u < p->n_units)
+            hwloc_bitmap_or(x->cut_cpus[i], x->cut_cpus[i], p->units[u].pus);
+    } hwloc_bitmap_foreach_end();
     *c = (ng_plan_cut){.what = what_names[rec->what], .n_tasks = rec->nt, .tasks = store,
                        .cores = rec->units, .candidates = cand, .chosen = -1,
-                       .decided = x->decided[i]};
+                       .decided = x->decided[i], .cpus = x->cut_cpus[i],
+                       .moved = rec->cut_nt - rec->nt};
     for (int f = 0; f < NGI_CUT_FAMILIES; f++) {
         if (!rec->trace.found[f])
             continue;
@@ -216,10 +246,7 @@ static void fill_cut(ng_plan_explanation *x, const ngi_cut_record *rec, unsigned
             .min_cores = sc->min_raw, .idle = sc->idle, .straddles = sc->straddles,
             .spans = sc->spans};
     }
-    if (rec->what == NGI_CUT_WHAT_NEAREST)
-        snprintf(x->decided[i], DECIDED_LEN, "no split: each task takes its own GPUs' free "
-                 "cores first, then the nearest");
-    else
+    if (!relaid(rec, x->decided[i], DECIDED_LEN))
         decided(&rec->trace, x->decided[i], DECIDED_LEN);
     for (unsigned k = 0; k < rec->nt; k++)
         if (rec->tasks[k] < x->nt)
@@ -245,7 +272,9 @@ static ng_plan_explanation *alloc_explanation(const ng_plan *plan)
     x->cands = calloc((size_t)(x->n_cuts + 1) * NGI_CUT_FAMILIES, sizeof *x->cands);
     x->decided = calloc(x->n_cuts + 1, sizeof *x->decided);
     x->task_store = calloc(stored + 1, sizeof *x->task_store);
-    if (!x->terms || !x->why || !x->alts || !x->cuts || !x->cands || !x->decided || !x->task_store) {
+    x->cut_cpus = calloc(x->n_cuts + 1, sizeof *x->cut_cpus);
+    if (!x->terms || !x->why || !x->alts || !x->cuts || !x->cands || !x->decided || !x->task_store ||
+        !x->cut_cpus) {
         ng_plan_explanation_free(x);
         return NULL;
     }
@@ -285,7 +314,7 @@ static int explain_steps(ng_plan_explanation *x, const ng_topology *topo,
         terms_of(&p, m, t, &x->terms[t], cnt);
     unsigned *store = x->task_store;
     for (unsigned i = 0; rc == 0 && i < x->n_cuts; i++) {
-        fill_cut(x, &plan->cuts[i], i, store);
+        fill_cut(x, &p, &plan->cuts[i], i, store);
         store += plan->cuts[i].nt;
     }
     ngi_why w = {.topo = topo, .req = req, .plan = m, .p = &p, .terms = x->terms, .cuts = x->cuts};
@@ -344,6 +373,9 @@ void ng_plan_explanation_free(ng_plan_explanation *x)
     free(x->cands);
     free(x->decided);
     free(x->task_store);
+    for (unsigned i = 0; x->cut_cpus && i < x->n_cuts; i++)
+        hwloc_bitmap_free(x->cut_cpus[i]);
+    free(x->cut_cpus);
     free(x);
 }
 

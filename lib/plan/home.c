@@ -317,6 +317,7 @@ static int settle_one(ngi_planner *p, unsigned t, unsigned *own, unsigned *avail
     if (best < 0)
         return 0;
     move_to(p, t, (unsigned)best, avail[best] < s ? avail[best] : s);
+    ngi_plan_record_relaid(p, &t, 1, NGI_CUT_WHAT_MOVED, 0, 0);
     return 1;
 }
 

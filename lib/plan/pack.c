@@ -10,8 +10,9 @@
  *    remote ones the rest, where the L3s had room for both).
  * Sizes, the units the tasks hold and the idle count stay as they are; a
  * layout is kept only when it spreads fewer tasks over two parts and no
- * more over the other level (nodes, L3s). The cut records --explain shows
- * stay those of the cut (as after ngi_plan_settle_remote's moves). */
+ * more over the other level (nodes, L3s). A group re-laid is recorded as
+ * its own split for --explain (ngi_plan_record_relaid; cut.c's
+ * ngi_plan_final_cuts leaves it its tasks and units). */
 #include "private/plan.h"
 
 #include <stdlib.h>
@@ -150,8 +151,11 @@ static void pack_group(ngi_planner *p, unsigned *g, unsigned n, int by_l3)
                                : str_new < str_old && l3_new <= l3_old;
             for (unsigned i = 0; !better && i < n; i++)
                 hwloc_bitmap_copy(p->slice[g[i]], old[i]);
-            if (better)
+            if (better) {
                 rehome(p, g, n);
+                ngi_plan_record_relaid(p, g, n, by_l3 ? NGI_CUT_WHAT_L3S : NGI_CUT_WHAT_NODES,
+                                       by_l3 ? l3_old : str_old, by_l3 ? l3_new : str_new);
+            }
         }
     }
     for (unsigned i = 0; old && i < n; i++)

@@ -301,6 +301,7 @@ static int plan_steps(ngi_planner *p, char *err, size_t errlen)
         ngi_plan_note_idle(p);
         warn_idle(p);
     }
+    ngi_plan_final_cuts(p);
     for (unsigned t = 0; t < nt; t++)
         if (finish_task(p, t, err, errlen) < 0)
             return -1;
@@ -346,9 +347,7 @@ void ng_plan_free(ng_plan *plan)
     free(plan->gpu_store);
     free(plan->env_store);
     free(plan->tsz);
-    for (unsigned i = 0; i < plan->n_cuts; i++)
-        free(plan->cuts[i].tasks);
-    free(plan->cuts);
+    ngi_plan_free_cuts(plan);
     ngi_net_plan_free(plan->net);
     free(plan);
 }

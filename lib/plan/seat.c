@@ -448,8 +448,7 @@ static void cut_comp(ngi_planner *p, comp *k)
     }
     cut_mixed(p, k);
     ngi_cut_trace none = {.chosen = -1};
-    ngi_plan_record_cut(p, k->tasks, k->n, (unsigned)hwloc_bitmap_weight(k->region),
-                        NGI_CUT_WHAT_NEAREST, &none);
+    ngi_plan_record_cut(p, k->tasks, k->n, k->region, NGI_CUT_WHAT_NEAREST, &none);
 }
 
 /* The first @n components' members and CPU sets, then the array. */

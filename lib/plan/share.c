@@ -73,7 +73,12 @@ int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen)
     }
     ngi_plan_warn(p->plan, "%u tasks share %u cores: tasks will compete for CPUs", nt, n);
     ngi_cut_trace none = {.chosen = -1};
-    ngi_plan_record_cut(p, order, nt, n, NGI_CUT_WHAT_SHARED, &none);
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    if (all) {
+        hwloc_bitmap_set_range(all, 0, (int)n - 1);
+        ngi_plan_record_cut(p, order, nt, all, NGI_CUT_WHAT_SHARED, &none);
+    }
+    hwloc_bitmap_free(all);
     free(load);
     free(order);
     return 0;

@@ -389,10 +389,27 @@ static void split(const ngi_why *w, unsigned t, sbuf *b)
     if (x->cut < 0)
         return;
     const ng_plan_cut *c = &w->cuts[x->cut];
-    if (c->n_tasks < 2 || c->chosen < 0)
+    const ngi_cut_record *r = &w->plan->cuts[x->cut];
+    if (c->n_tasks < 2)
         return;
-    line(b, "the %u cores were split among %u tasks, %s", c->cores, c->n_tasks,
-         ngi_why_family_words(c->candidates[c->chosen].family));
+    if (r->what == NGI_CUT_WHAT_NODES || r->what == NGI_CUT_WHAT_L3S) {
+        line(b, "the %u cores of %u tasks were re-laid after the cut, %s", c->cores, c->n_tasks,
+             r->what == NGI_CUT_WHAT_L3S ? "on whole L3s" : "whole per node");
+        line(b, "that left %s", c->decided + strlen("re-laid after the cut: "));
+        return;
+    }
+    if (c->chosen < 0)
+        return;
+    /* The split as the plan has it (a later cut may have taken cores it
+     * left idle); one whose tasks a later split re-laid: the chooser's
+     * numbers, and how many left. */
+    if (c->moved)
+        line(b, "the %u cores were split among %u tasks, %s; then %u of them %s re-laid",
+             r->cut_units, r->cut_nt, ngi_why_family_words(c->candidates[c->chosen].family),
+             c->moved, plural(c->moved, "was", "were"));
+    else
+        line(b, "the %u cores were split among %u tasks, %s", c->cores, c->n_tasks,
+             ngi_why_family_words(c->candidates[c->chosen].family));
     line(b, "that split won by %s", c->decided);
 }
 

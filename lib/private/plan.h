@@ -5,6 +5,7 @@
  *   line.c     a line of cores: the objective's terms, the even-size cuts
  *   align.c    the aligned cuts (domains, packages, CPU groups)
  *   cut.c      choosing among the families, cutting units into slices
+ *   record.c   the cuts' records for the explanation; each task's last one
  *   domains.c  units (cores), domains (memory node + its CPUs), CPU groups
  *   bound.c    GPU tasks kept on their GPU's package: groups and sizes
  *   home.c     GPU tasks' homes (their GPUs' units, or one nearest domain)
@@ -128,17 +129,24 @@ typedef struct ngi_cut_trace {
 } ngi_cut_trace;
 
 /** A cut the planner made (for ng_plan_explain): its tasks in slice order,
- *  the units it cut, what they were, and what the chooser saw. */
+ *  the units it cut, what they were, and what the chooser saw. A pass
+ *  after the cut that re-lays tasks (home.c's settle, pack.c) records its
+ *  own (NGI_CUT_WHAT_MOVED..L3S, no candidates; @before/@after: its tasks
+ *  over two nodes or L3s as cut and now); ngi_plan_final_cuts then leaves
+ *  each task and unit to the last record that laid it out. */
 typedef struct ngi_cut_record {
     unsigned *tasks;
     unsigned nt;
-    unsigned units;
+    unsigned units;        /* units of @set */
     int what;              /* NGI_CUT_WHAT_* */
     ngi_cut_trace trace;
+    hwloc_bitmap_t set;    /* its units (indices into the planner's units) */
+    unsigned cut_nt, cut_units; /* as it was cut: more than nt, units when tasks left */
+    unsigned before, after;
 } ngi_cut_record;
 
 enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION, NGI_CUT_WHAT_NEAREST,
-       NGI_CUT_WHAT_SHARED };
+       NGI_CUT_WHAT_SHARED, NGI_CUT_WHAT_MOVED, NGI_CUT_WHAT_NODES, NGI_CUT_WHAT_L3S };
 
 /** How the sizes were set (plan.c), for the explanation. */
 typedef struct ngi_sizing {
@@ -301,9 +309,22 @@ void ngi_plan_sort_members(const ngi_planner *p, unsigned *tasks, unsigned n);
 /* share.c: with fewer cores than tasks: one core each, tasks share; -1
  * without memory. */
 int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen);
-/** Keep a cut's record in the plan (cut.c; without memory it is left out). */
-void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt, unsigned n, int what,
-                         const ngi_cut_trace *trace);
+/** Keep a cut's record in the plan: tasks @p tasks over the units @p set
+ *  (cut.c; without memory it is left out). */
+void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt,
+                         hwloc_const_bitmap_t set, int what, const ngi_cut_trace *trace);
+/** A pass after the cut re-laid tasks @p tasks (their slices now): @p what
+ *  NGI_CUT_WHAT_MOVED, _NODES or _L3S; @p before, @p after: tasks over two
+ *  nodes (L3s) as they were and now. Recorded in the order of their first
+ *  unit. */
+void ngi_plan_record_relaid(ngi_planner *p, const unsigned *tasks, unsigned nt, int what,
+                            unsigned before, unsigned after);
+/** Once the slices are final (docs/planner.md, "Explaining a plan"): each
+ *  task belongs to the last record that laid out its slice, each unit to
+ *  the last record whose set holds it; a record keeps the rest, one left
+ *  with no task is dropped. */
+void ngi_plan_final_cuts(ngi_planner *p);
+void ngi_plan_free_cuts(ng_plan *plan);
 /** Cut @p n units (indices, increasing) among tasks @p tasks[0..nt) with
  *  sizes base (+1 for @p e of them): the cutter's choice, slices assigned in
  *  order; @p exact 1: no slice larger than base+1 (else the aligned cut may

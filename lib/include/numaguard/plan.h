@@ -146,17 +146,25 @@ typedef struct ng_plan_cut {
     /** "CPU-only tasks", "GPU tasks on their GPUs' cores", "GPU tasks on
      *  their GPUs' cores and the nearest free ones", "GPU tasks whose GPUs'
      *  cores overlap" (no candidates: each takes its own GPUs' free cores,
-     *  then the nearest) or "tasks sharing cores" (none either). */
+     *  then the nearest), "tasks sharing cores" (none either), or a pass
+     *  after the cuts that re-laid tasks (none): "a remote GPU task moved
+     *  after the cut", "remote GPU tasks of one GPU re-laid whole per
+     *  node", "GPU tasks of one node re-laid on whole L3s". A task is in
+     *  the last split that laid out its cores, a core in the last split
+     *  that held it: tasks and cores describe the plan as it is. */
     const char *what;
     unsigned n_tasks;
     const unsigned *tasks;   /**< local ids, in slice order */
-    unsigned cores;          /**< cores on the line */
+    unsigned cores;          /**< its cores: its tasks' there and the ones it left idle */
     unsigned n_candidates;
     const ng_cut_candidate *candidates;
     int chosen;              /**< index into candidates; -1: too few cores, tasks share */
     /** What decided against the runner-up, e.g. "fewer CPU groups split
      *  (0 against 16 for the consecutive cut)". */
     const char *decided;
+    hwloc_const_cpuset_t cpus; /**< the allowed PUs of its cores */
+    unsigned moved;          /**< its tasks a later split re-laid (candidates scored
+                                  n_tasks + moved) */
 } ng_plan_cut;
 
 /** Opaque: the explanation of one plan. */

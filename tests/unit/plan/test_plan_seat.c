@@ -227,9 +227,7 @@ static void fixture_free(fixture *f)
     if (p->plan) {
         free(p->plan->tasks);
         /* The cuts the chooser recorded for the explanation (cut.c). */
-        for (unsigned i = 0; i < p->plan->n_cuts; i++)
-            free(p->plan->cuts[i].tasks);
-        free(p->plan->cuts);
+        ngi_plan_free_cuts(p->plan);
     }
     free(p->plan);
     request_free(&f->r);
