@@ -7,6 +7,7 @@ Prints TAP.
 import json
 import shutil
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -761,8 +762,113 @@ def _cpulist(text):
         yield from range(int(a), int(b or a) + 1)
 
 
+# Over the corpus: --explain says what the final plan is. After the cuts,
+# passes re-lay tasks (a remote task moved to an equally near node, a GPU's
+# remote tasks whole per node, a node's GPU tasks on whole L3s): every task
+# a split lists holds cores among the split's `cpus`, no core is in two
+# splits, no task in two, a task's `cut` is the split that lists it, its
+# sentence "the N cores were split among K tasks" / "were re-laid" matches
+# that split, and "its cores are on node X" names the node holding most of
+# its cores. Shapes: CPU-only, 1-7 tasks per GPU round robin, on the whole
+# node, its first half and the cores from 1/3 on (where remote GPUs are).
+def explain_corpus():
+    bad, plans, relaid, listed = [], 0, 0, 0
+    for f in sorted(os.listdir(TOPO)):
+        if not f.endswith(".xml"):
+            continue
+        rc, out, _ = run("topo", "--topology", f"{TOPO}/{f}", "--json")
+        if rc != 0:
+            continue
+        topo = json.loads(out)
+        node_cpus = {nd["os_index"]: set(_cpulist(nd.get("cpus", ""))) for nd in topo["numa_nodes"]}
+        pus = sorted(set().union(*node_cpus.values()))
+        ngpu = len(topo.get("gpus", []))
+        n = len(pus)
+        allocs = [None, pus[:n // 2], pus[n // 3:], pus[n // 6:n // 2], pus[n // 3:5 * n // 6]]
+        shapes = [["--tasks", "3"]]
+        for per in ((1, 2, 3, 5, 7) if ngpu else ()):
+            nt = ngpu * per
+            shapes.append(["--tasks", str(nt), "--task-gpus", ";".join(str(t % ngpu) for t in range(nt))])
+        for cpus in allocs:
+            for shape in shapes:
+                args = shape + (["--cpus", _ranges(cpus)] if cpus else [])
+                rc, out, err = run("plan", "--topology", f"{TOPO}/{f}", "--json", "--explain", *args)
+                if rc != 0:
+                    continue
+                plans += 1
+                why = " ".join([f] + args)
+                p = json.loads(out)
+                for problem in _explain_false(p, node_cpus):
+                    bad.append(f"{why}: {problem}")
+                relaid += sum("re-laid" in c["what"] or "moved" in c["what"] for c in p["explain"]["cuts"])
+                listed += sum(len(c["tasks"]) for c in p["explain"]["cuts"])
+    # the plans the passes after the cut change (tests/unit/plan/test_plan_seat.c)
+    for f, args in (("xe8640-4xh100-spr8480-snc4.xml", ["--tasks", "28", "--cpus", "37-92,149-204",
+                     "--task-gpus", ";".join(str(t % 4) for t in range(28))]),
+                    ("corona-rome-8xmi50-rsmi.xml", ["--tasks", "16", "--cpus", "0-23,48-71",
+                     "--task-gpus", ";".join(str(t % 8) for t in range(16))]),
+                    ("corona-naples-4xmi50-opencl.xml", ["--tasks", "16", "--cpus-per-task", "2",
+                     "--cpus", "18-35,66-83", "--task-gpus", ";".join(str(t % 4) for t in range(16))])):
+        topo = json.loads(run("topo", "--topology", f"{TOPO}/{f}", "--json")[1])
+        node_cpus = {nd["os_index"]: set(_cpulist(nd.get("cpus", ""))) for nd in topo["numa_nodes"]}
+        rc, out, err = run("plan", "--topology", f"{TOPO}/{f}", "--json", "--explain", *args)
+        plans += 1
+        if rc != 0:
+            bad.append(f"{f} {' '.join(args)}: rc {rc} {err.strip()[:120]}")
+            continue
+        p = json.loads(out)
+        bad += [f"{f} {' '.join(args)}: {problem}" for problem in _explain_false(p, node_cpus)]
+        relaid += sum("re-laid" in c["what"] or "moved" in c["what"] for c in p["explain"]["cuts"])
+        listed += sum(len(c["tasks"]) for c in p["explain"]["cuts"])
+    return plans, relaid, listed, bad
+
+
+def _explain_false(p, node_cpus):
+    tasks, x = p["tasks"], p["explain"]
+    cpus = [set(_cpulist(t["cpus"])) for t in tasks]
+    seen_core, seen_task = set(), {}
+    for i, c in enumerate(x["cuts"]):
+        if "cpus" not in c:
+            yield f"split {i} names no cpus"
+            continue
+        cc = set(_cpulist(c["cpus"]))
+        if cc & seen_core:
+            yield f"split {i}: cpus {sorted(cc & seen_core)[:4]} in an earlier split too"
+        seen_core |= cc
+        for t in c["tasks"]:
+            if not cpus[t] & cc:
+                yield f"split {i} lists task {t} ({tasks[t]['cpus']}), not on its cpus {c['cpus']}"
+            if t in seen_task:
+                yield f"task {t} in splits {seen_task[t]} and {i}"
+            seen_task[t] = i
+            if x["tasks"][t]["cut"] != i:
+                yield f"split {i} lists task {t}, whose cut is {x['tasks'][t]['cut']}"
+    for t, xt in enumerate(x["tasks"]):
+        if xt["cut"] >= 0 and seen_task.get(t) != xt["cut"]:
+            yield f"task {t}: cut {xt['cut']} does not list it"
+        text = xt["why"].replace("\n  ", " ").replace("\n", " | ")
+        for m in re.finditer(r"the (\d+) cores (?:of (\d+) tasks were re-laid|were split among (\d+) tasks)"
+                             r"(?:[^|]*then (\d+) of them (?:was|were) re-laid)?", text):
+            c = x["cuts"][xt["cut"]] if xt["cut"] >= 0 else None
+            k = int(m.group(2) or m.group(3))
+            moved = int(m.group(4) or 0)
+            if c is None or k != len(c["tasks"]) + moved or moved != c.get("moved", 0) or \
+               (not moved and int(m.group(1)) != c["cores"]):
+                yield f"task {t} says '{m.group(0)}', its split has {c and len(c['tasks'])} tasks, " \
+                      f"{c and c['cores']} cores"
+        for m in re.finditer(r"its cores are on node (\d+)", text):
+            on = {n: len(cpus[t] & node_cpus.get(n, set())) for n in node_cpus}
+            if on.get(int(m.group(1)), 0) == 0 or on[int(m.group(1))] < max(on.values()):
+                yield f"task {t} ({tasks[t]['cpus']}) says '{m.group(0)}'"
+
+
 cases, bad = corpus_cpt()
 ok(cases > 80 and not bad, f"corpus: -c beyond the step refused with exit 2 ('srun refuses it'), "
    f"-c 1 planned ({cases} cases)", "\n".join(bad[:10]))
+plans, relaid, listed, bad = explain_corpus()
+ok(plans > 700 and relaid >= 5 and not bad,
+   f"corpus --explain: every split's tasks hold cores on its cpus, each task and core in one split, "
+   f"its sentences match its split and name its main node ({plans} plans, {listed} tasks listed, "
+   f"{relaid} splits re-laid after the cut; {len(bad)} false)", "\n".join(bad[:12]))
 print(f"1..{n}")
 sys.exit(1 if failed else 0)
