@@ -41,7 +41,8 @@ static const char *const what_names[] = {
     [NGI_CUT_WHAT_NEAREST] = "GPU tasks whose GPUs' cores overlap",
     [NGI_CUT_WHAT_SHARED] = "tasks sharing cores",
     [NGI_CUT_WHAT_MOVED] = "a remote GPU task moved after the cut",
-    [NGI_CUT_WHAT_NODES] = "remote GPU tasks of one GPU re-laid whole per node",
+    [NGI_CUT_WHAT_NODES] = "one GPU's remote tasks re-laid whole per node",
+    [NGI_CUT_WHAT_SWAP] = "GPU tasks re-laid whole per node, a spill swapped",
     [NGI_CUT_WHAT_L3S] = "GPU tasks of one node re-laid on whole L3s",
 };
 
@@ -211,7 +212,8 @@ static int relaid(const ngi_cut_record *rec, char *buf, size_t len)
     else if (rec->what == NGI_CUT_WHAT_MOVED)
         snprintf(buf, len, "moved to the node as near its GPU with the most cores no other task "
                  "holds");
-    else if (rec->what == NGI_CUT_WHAT_NODES || rec->what == NGI_CUT_WHAT_L3S)
+    else if (rec->what == NGI_CUT_WHAT_NODES || rec->what == NGI_CUT_WHAT_L3S ||
+             rec->what == NGI_CUT_WHAT_SWAP)
         snprintf(buf, len, "re-laid after the cut: fewer tasks over two %s: %u, %u as cut", level,
                  rec->after, rec->before);
     else

@@ -392,7 +392,7 @@ static void split(const ngi_why *w, unsigned t, sbuf *b)
     const ngi_cut_record *r = &w->plan->cuts[x->cut];
     if (c->n_tasks < 2)
         return;
-    if (r->what == NGI_CUT_WHAT_NODES || r->what == NGI_CUT_WHAT_L3S) {
+    if (r->what == NGI_CUT_WHAT_NODES || r->what == NGI_CUT_WHAT_L3S || r->what == NGI_CUT_WHAT_SWAP) {
         line(b, "the %u cores of %u tasks were re-laid after the cut, %s", c->cores, c->n_tasks,
              r->what == NGI_CUT_WHAT_L3S ? "on whole L3s" : "whole per node");
         line(b, "that left %s", c->decided + strlen("re-laid after the cut: "));

@@ -146,7 +146,8 @@ typedef struct ngi_cut_record {
 } ngi_cut_record;
 
 enum { NGI_CUT_WHAT_CPU = 0, NGI_CUT_WHAT_HOME, NGI_CUT_WHAT_REGION, NGI_CUT_WHAT_NEAREST,
-       NGI_CUT_WHAT_SHARED, NGI_CUT_WHAT_MOVED, NGI_CUT_WHAT_NODES, NGI_CUT_WHAT_L3S };
+       NGI_CUT_WHAT_SHARED, NGI_CUT_WHAT_MOVED, NGI_CUT_WHAT_NODES, NGI_CUT_WHAT_SWAP,
+       NGI_CUT_WHAT_L3S };
 
 /** How the sizes were set (plan.c), for the explanation. */
 typedef struct ngi_sizing {
@@ -314,7 +315,7 @@ int ngi_plan_share_cores(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_record_cut(ngi_planner *p, const unsigned *tasks, unsigned nt,
                          hwloc_const_bitmap_t set, int what, const ngi_cut_trace *trace);
 /** A pass after the cut re-laid tasks @p tasks (their slices now): @p what
- *  NGI_CUT_WHAT_MOVED, _NODES or _L3S; @p before, @p after: tasks over two
+ *  NGI_CUT_WHAT_MOVED, _NODES, _SWAP or _L3S; @p before, @p after: tasks over two
  *  nodes (L3s) as they were and now. Recorded in the order of their first
  *  unit. */
 void ngi_plan_record_relaid(ngi_planner *p, const unsigned *tasks, unsigned nt, int what,

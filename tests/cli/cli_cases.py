@@ -764,13 +764,15 @@ def _cpulist(text):
 
 # Over the corpus: --explain says what the final plan is. After the cuts,
 # passes re-lay tasks (a remote task moved to an equally near node, a GPU's
-# remote tasks whole per node, a node's GPU tasks on whole L3s): every task
+# remote tasks whole per node, a local spill swapped for them, a node's GPU
+# tasks on whole L3s): every task
 # a split lists holds cores among the split's `cpus`, no core is in two
 # splits, no task in two, a task's `cut` is the split that lists it, its
 # sentence "the N cores were split among K tasks" / "were re-laid" matches
 # that split, and "its cores are on node X" names the node holding most of
 # its cores. Shapes: CPU-only, 1-7 tasks per GPU round robin, on the whole
-# node, its first half and the cores from 1/3 on (where remote GPUs are).
+# node and four ranges of its PUs (where remote GPUs are), plus the four
+# plans those passes change (tests/unit/plan/test_plan_seat.c).
 def explain_corpus():
     bad, plans, relaid, listed = [], 0, 0, 0
     for f in sorted(os.listdir(TOPO)):
@@ -802,11 +804,12 @@ def explain_corpus():
                     bad.append(f"{why}: {problem}")
                 relaid += sum("re-laid" in c["what"] or "moved" in c["what"] for c in p["explain"]["cuts"])
                 listed += sum(len(c["tasks"]) for c in p["explain"]["cuts"])
-    # the plans the passes after the cut change (tests/unit/plan/test_plan_seat.c)
     for f, args in (("xe8640-4xh100-spr8480-snc4.xml", ["--tasks", "28", "--cpus", "37-92,149-204",
                      "--task-gpus", ";".join(str(t % 4) for t in range(28))]),
                     ("corona-rome-8xmi50-rsmi.xml", ["--tasks", "16", "--cpus", "0-23,48-71",
                      "--task-gpus", ";".join(str(t % 8) for t in range(16))]),
+                    ("corona-naples-4xmi50-opencl.xml", ["--tasks", "12", "--cpus", "16-39,64-87",
+                     "--task-gpus", ";".join(str(t % 4) for t in range(12))]),
                     ("corona-naples-4xmi50-opencl.xml", ["--tasks", "16", "--cpus-per-task", "2",
                      "--cpus", "18-35,66-83", "--task-gpus", ";".join(str(t % 4) for t in range(16))])):
         topo = json.loads(run("topo", "--topology", f"{TOPO}/{f}", "--json")[1])

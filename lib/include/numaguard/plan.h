@@ -148,8 +148,9 @@ typedef struct ng_plan_cut {
      *  cores overlap" (no candidates: each takes its own GPUs' free cores,
      *  then the nearest), "tasks sharing cores" (none either), or a pass
      *  after the cuts that re-laid tasks (none): "a remote GPU task moved
-     *  after the cut", "remote GPU tasks of one GPU re-laid whole per
-     *  node", "GPU tasks of one node re-laid on whole L3s". A task is in
+     *  after the cut", "one GPU's remote tasks re-laid whole per node",
+     *  "GPU tasks re-laid whole per node, a spill swapped", "GPU tasks of
+     *  one node re-laid on whole L3s". A task is in
      *  the last split that laid out its cores, a core in the last split
      *  that held it: tasks and cores describe the plan as it is. */
     const char *what;

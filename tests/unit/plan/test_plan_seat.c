@@ -608,6 +608,32 @@ static void test_pack_l3(void)
     ng_topology_free(rome);
 }
 
+/* pack.c, a spill swapped: Corona Naples (6-core nodes, 3-core L3s),
+ * cores 16-39, 12 tasks round robin over 4 GPUs: GPU 2's local tasks
+ * (3, 2, 2 on node 5's 6 cores) spill one core; node 4 and node 6 are as
+ * near, and the spill onto node 4 left GPU 3's remote tasks of 3 cores 5
+ * + 4 there and on node 6, one over both (2 tasks over two nodes, 3 over
+ * two L3s). The spill on node 6's far core instead: one task over two
+ * nodes (the spilling one), 2 over two L3s, as b89b623. */
+static void test_swap_spill(void)
+{
+    ng_topology *naples = load("corona-naples-4xmi50-opencl.xml");
+    ng_plan *pl = naples ? plan(naples, 12, "0;1;2;3;0;1;2;3;0;1;2;3", "16-39,64-87", 0) : NULL;
+    unsigned two = 0, l3 = 0;
+    for (unsigned t = 0; pl && t < 12; t++) {
+        const ng_task_plan *tp = ng_plan_task(pl, t);
+        int first = hwloc_bitmap_first(tp->cpus), last = hwloc_bitmap_last(tp->cpus) % 48;
+        two += first / 6 != last / 6;   /* PUs 48-95 are the SMT siblings of 0-47 */
+        l3 += first / 3 != last / 3;
+    }
+    ok(pl && two == 1 && l3 == 2, "corona naples cores 16-39, 12 tasks over 4 GPUs: 1 task over two "
+       "nodes (%u), 2 over two L3s (%u)", two, l3);
+    if (pl && (two != 1 || l3 != 2))
+        tap_diag("got %s", all_cpus(pl));
+    ng_plan_free(pl);
+    ng_topology_free(naples);
+}
+
 int main(void)
 {
     ng_topology *xe = load(XE);
@@ -623,6 +649,7 @@ int main(void)
     test_remote(xe);
     test_pack_remote(xe);
     test_pack_l3();
+    test_swap_spill();
     test_share(xe);
     ng_topology_free(xe);
     return tap_done();
