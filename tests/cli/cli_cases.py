@@ -716,16 +716,21 @@ check_plan("corona 16 tasks -c 2, cpus 18-35,66-83: GPU 3's first task on node 5
 # Over the corpus: plan refuses exactly the -c shapes srun refuses (tasks x
 # ceil(C / CPUs per core) beyond the step's cores), exit 2 naming them, and
 # plans the largest that fits; on the whole node and on its first half.
-def corpus_cpt():
-    bad = []
-    cases = 0
+def corpus_topologies():
+    """Each corpus file numaguard reads: its name and its `topo --json`."""
     for f in sorted(os.listdir(TOPO)):
         if not f.endswith(".xml"):
             continue
         rc, out, _ = run("topo", "--topology", f"{TOPO}/{f}", "--json")
-        if rc != 0:
-            continue
-        pus = sorted({c for nd in json.loads(out)["numa_nodes"] for c in _cpulist(nd.get("cpus", ""))})
+        if rc == 0:
+            yield f, json.loads(out)
+
+
+def corpus_cpt():
+    bad = []
+    cases = 0
+    for f, topo in corpus_topologies():
+        pus = sorted({c for nd in topo["numa_nodes"] for c in _cpulist(nd.get("cpus", ""))})
         for cpus in (pus, pus[:len(pus) // 2]):
             if len(cpus) < 2:
                 continue
@@ -775,14 +780,8 @@ def _cpulist(text):
 # plans those passes change (tests/unit/plan/test_plan_seat.c).
 def explain_corpus():
     bad, plans, relaid, listed = [], 0, 0, 0
-    for f in sorted(os.listdir(TOPO)):
-        if not f.endswith(".xml"):
-            continue
-        rc, out, _ = run("topo", "--topology", f"{TOPO}/{f}", "--json")
-        if rc != 0:
-            continue
-        topo = json.loads(out)
-        node_cpus = {nd["os_index"]: set(_cpulist(nd.get("cpus", ""))) for nd in topo["numa_nodes"]}
+    for f, topo in corpus_topologies():
+        node_cpus = _node_cpus(topo)
         pus = sorted(set().union(*node_cpus.values()))
         ngpu = len(topo.get("gpus", []))
         n = len(pus)
@@ -812,8 +811,7 @@ def explain_corpus():
                      "--task-gpus", ";".join(str(t % 4) for t in range(12))]),
                     ("corona-naples-4xmi50-opencl.xml", ["--tasks", "16", "--cpus-per-task", "2",
                      "--cpus", "18-35,66-83", "--task-gpus", ";".join(str(t % 4) for t in range(16))])):
-        topo = json.loads(run("topo", "--topology", f"{TOPO}/{f}", "--json")[1])
-        node_cpus = {nd["os_index"]: set(_cpulist(nd.get("cpus", ""))) for nd in topo["numa_nodes"]}
+        node_cpus = _node_cpus(json.loads(run("topo", "--topology", f"{TOPO}/{f}", "--json")[1]))
         rc, out, err = run("plan", "--topology", f"{TOPO}/{f}", "--json", "--explain", *args)
         plans += 1
         if rc != 0:
@@ -824,6 +822,10 @@ def explain_corpus():
         relaid += sum("re-laid" in c["what"] or "moved" in c["what"] for c in p["explain"]["cuts"])
         listed += sum(len(c["tasks"]) for c in p["explain"]["cuts"])
     return plans, relaid, listed, bad
+
+
+def _node_cpus(topo):
+    return {nd["os_index"]: set(_cpulist(nd.get("cpus", ""))) for nd in topo["numa_nodes"]}
 
 
 def _explain_false(p, node_cpus):
