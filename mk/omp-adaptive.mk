@@ -54,11 +54,24 @@ $(OMP_SO): $(OMP_SRCS) $(OMP_STUB) preload/gov.h preload/gnu_property.h $(OMP_MA
 all: $(OMP_SO)
 
 # clang -fopenmp links LLVM's libomp (Debian's libomp-dev).
-$(BUILD)/tests/clang/omp_%: tests/helpers/omp_%.c
+$(BUILD)/tests/clang/omp_%: tests/helpers/omp_%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(dir $@)
 	$(OMP_CLANG) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -pthread -o $@ $<
 
 tests: $(BUILD)/tests/clang/omp_teams $(BUILD)/tests/clang/omp_pool $(BUILD)/tests/clang/omp_args
+
+# The governor's stub unwound without libomp's own frame in the way
+# (tests/omp/kmp_mini.c says why): a clang -fopenmp program linked
+# against a one-thread runtime with libomp's entry points.
+$(BUILD)/tests/kmp_mini/libkmpmini.so: tests/omp/kmp_mini.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+$(BUILD)/tests/kmp_mini/kmp_unwind: tests/omp/kmp_unwind.c tests/helpers/unwind_via.h \
+    $(BUILD)/tests/kmp_mini/libkmpmini.so
+	$(OMP_CLANG) -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-command-line-argument -fopenmp -c -o $@.o $<
+	$(OMP_CLANG) -o $@ $@.o -L$(dir $@) -lkmpmini -Wl,-rpath,'$$ORIGIN' -ldl
+
+tests: $(BUILD)/tests/kmp_mini/kmp_unwind
 
 .PHONY: install-omp uninstall-omp
 install: install-omp

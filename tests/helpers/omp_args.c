@@ -25,7 +25,9 @@
  * Prints "shared N teams MIN-MAX bad B" per count (B: values a team
  * member found wrong, or writes lost), then "unwind caller F via SYM@OBJ
  * ..." (F: 1 when the frame of the function that opened the region was
- * found; the entry points' frames on the way, innermost first), "exit
+ * found; the entry points' frames on the way, innermost first), on
+ * aarch64 "fpwalk caller F via ..." (the same through the chain of frame
+ * records), "exit
  * during N after M" (exit), "done". */
 #include <execinfo.h>
 #include <dlfcn.h>
@@ -34,7 +36,9 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include "unwind_via.h"
 
 static unsigned long bad[4];
 static unsigned tmin[4] = {~0u, ~0u, ~0u, ~0u}, tmax[4];
@@ -142,8 +146,44 @@ static void twenty(long r)
 /* ---- unwinding from inside a region ---- */
 
 static void *want;              /* a return address into opens_region's caller */
-static int found = -1;
-static char via[160];
+static int found = -1, fp_found = -1;
+static char via[160], fp_via[160];
+
+#if defined(__aarch64__)
+/* The chain of AArch64 frame records (x29 -> {caller's x29, x30}), as a
+ * profiler's frame-pointer call graph walks it: the other way from a
+ * region to its caller, where DWARF unwinding stops at a runtime frame
+ * whose unwind entry is empty (libomp's __kmp_invoke_microtask on
+ * aarch64). Bounded by this thread's stack, each record above the last. */
+static void fp_walk(void)
+{
+    pthread_attr_t a;
+    void *lo;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    pthread_attr_getstack(&a, &lo, &size);
+    pthread_attr_destroy(&a);
+    uintptr_t bottom = (uintptr_t)lo, top = bottom + size;
+    uintptr_t *fp = __builtin_frame_address(0);
+    fp_found = 0;
+    for (int i = 0; i < 64; i++) {
+        uintptr_t at = (uintptr_t)fp;
+        if (at < bottom || at + 16 > top || (at & 7) != 0)
+            break;
+        /* a return address with pointer authentication: the address bits */
+        void *ra = (void *)(fp[1] & 0x0000ffffffffffffULL);
+        if (ra == want)
+            fp_found = 1;
+        ng_unwind_via(fp_via, sizeof fp_via, ra);
+        if (fp[0] <= at)
+            break;
+        fp = (uintptr_t *)fp[0];
+    }
+}
+#else
+static void fp_walk(void) { }
+#endif
 
 static __attribute__((noinline)) void look(void)
 {
@@ -151,19 +191,11 @@ static __attribute__((noinline)) void look(void)
     int n = backtrace(frames, 64);
     found = 0;
     for (int i = 0; i < n; i++) {
-        Dl_info di;
         if (frames[i] == want)
             found = 1;
-        /* the frames of the entry points, the runtime's and the governor's */
-        size_t used = strlen(via);
-        if (dladdr(frames[i], &di) && di.dli_sname && di.dli_fname &&
-            (strncmp(di.dli_sname, "__kmpc_fork_call", 16) == 0 ||
-             strncmp(di.dli_sname, "GOMP_parallel", 13) == 0)) {
-            const char *base = strrchr(di.dli_fname, '/');
-            snprintf(via + used, sizeof via - used, "%s%s@%s", used ? " " : "", di.dli_sname,
-                     base ? base + 1 : di.dli_fname);
-        }
+        ng_unwind_via(via, sizeof via, frames[i]);
     }
+    fp_walk();
 }
 
 static __attribute__((noinline)) void opens_region(void)
@@ -256,6 +288,8 @@ int main(int argc, char **argv)
         printf("shared %d teams %u-%u bad %lu\n", counts[i], tmin[i], tmax[i], bad[i]);
     opens_region();
     printf("unwind caller %d via %s\n", found, via[0] ? via : "-");
+    if (fp_found >= 0)
+        printf("fpwalk caller %d via %s\n", fp_found, fp_via[0] ? fp_via : "-");
     if (argc > 3 && strcmp(argv[3], "exit") == 0)
         exit_inside();
     printf("done\n");
