@@ -84,9 +84,11 @@ static int kind_of_blas(const ngo_rt *rt)
     }
     int was = 0;
     if (atomic_compare_exchange_strong(&w->blas, &was, k)) {
-        if (k == BLAS_BLIS)
+        if (k == BLAS_BLIS) {
             ngo_say("%s (BLIS) sizes its pool by one global count: its calls are not governed "
                     "(BLIS_NUM_THREADS=1 for a pool of callers)", rt->name);
+            ngo_publish(NG_OMP_MARK_BLIS);
+        }
         else if (ngo_debug_on())
             ngo_say("%s: %s", rt->name,
                     k == BLAS_OPENBLAS_PTHREADS ? "OpenBLAS, pthreads build: its pool governed"

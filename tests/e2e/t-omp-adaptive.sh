@@ -228,6 +228,31 @@ if [ -f "$A" ] && cc -fopenmp -c tests/omp/part.c -fPIC -o "$T/part.o" 2>/dev/nu
 else
     skip 2 "no libgomp.a to link statically"
 fi
+# ... and numaguard check says it for the running task, once, in text and
+# JSON (the governor's mark, numaguard/omp_marks.h); a task without such a
+# runtime has none.
+printf '#include <stdio.h>\n#include <unistd.h>\nint ng_part_teams(int);\nint main(void){int t = ng_part_teams(3); printf("ready %%d\\n", t); fflush(stdout); sleep(60); return t < 1;}\n' >"$T/mw.c"
+if [ -n "$XDIR" ] && [ -f "$T/part.o" ] && cc -o "$T/static_wait" "$T/mw.c" "$T/part.o" "$A" -pthread -ldl 2>/dev/null; then
+    PIDS=""
+    start stw "$XNG" exec --numa-policy=none --omp-guard=adaptive -- "$T/static_wait"
+    "$NG" check --pid "$PID_stw" >"$T/stw.txt" 2>&1
+    "$NG" check --pid "$PID_stw" --json >"$T/stw.json" 2>&1
+    is "$(grep -c 'warning: an OpenMP runtime linked in statically: the governor cannot govern its regions' "$T/stw.txt")" 1 \
+        "check: the task with libgomp.a linked in under adaptive: 'an OpenMP runtime linked in statically', once"
+    is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["processes"][0]; print(d["omp_ungoverned"], sum(w.startswith("an OpenMP runtime linked in statically") for w in d["warnings"]))' "$T/stw.json" 2>&1)" \
+        "['static'] 1" "check --json: omp_ungoverned [\"static\"] and the warning once"
+    kill "$PID_stw" 2>/dev/null
+    wait "$PID_stw" 2>/dev/null
+    cc -fopenmp -o "$T/dyn_wait" "$T/mw.c" "$T/part.o" -pthread 2>/dev/null
+    start dyw "$XNG" exec --numa-policy=none --omp-guard=adaptive -- "$T/dyn_wait"
+    "$NG" check --pid "$PID_dyw" --json >"$T/dyw.json" 2>&1
+    is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["omp_ungoverned"])' "$T/dyw.json" 2>&1)" \
+        "[]" "check --json: the same program linked against the shared libgomp: omp_ungoverned []"
+    kill "$PID_dyw" 2>/dev/null
+    wait "$PID_dyw" 2>/dev/null
+else
+    skip 3 "$NOX, or no libgomp.a to link statically"
+fi
 
 # A cgroup CPU quota of 1 core (v2 cpu.max, else v1 cpu.cfs_quota_us): the
 # budget is lowered to it (a second thread in a team would only wait).
