@@ -49,7 +49,8 @@
  * a quiet spell count again when the next region starts). */
 #define ST_INSIDE (UINT64_C(1) << 63)    /* in an outermost region it started */
 #define ST_COUNTED (UINT64_C(1) << 62)   /* included in g_recent */
-#define ST_MS (ST_COUNTED - 1)           /* ms: its last region's end (start while INSIDE) */
+#define ST_TOUCH (UINT64_C(1) << 61)     /* its last call was omp_get_max_threads (touch) */
+#define ST_MS (ST_TOUCH - 1)             /* ms: its last region's end (start while INSIDE) */
 
 /* One cache line per caller, aligned to one: each caller writes its own
  * slot twice a region, and neighbours on one line would bounce it between
@@ -69,6 +70,7 @@ static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
 static unsigned g_default;             /* the team a thread gets by default (echo_of_default) */
 static int g_look_at_load = 1;         /* NUMAGUARD_OMP_LOAD */
+static _Atomic int g_together;         /* two callers were seen at once (callers) */
 static _Atomic int g_pool_seen;        /* a pool was seen (cores_now) */
 static _Atomic uint64_t g_pool_since;  /* 1 + ms of the first decision with 2+ callers */
 static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
@@ -178,14 +180,44 @@ void ngo_region_end(void)
                               memory_order_relaxed);
 }
 
-/* The callers now; @p me: count this thread even if it has no region yet. */
+/* Callers at this very moment: threads inside a region they started, and
+ * those whose last call was omp_get_max_threads within the window
+ * (OpenBLAS's OpenMP build then works on the calling thread, with no
+ * region to be inside). A few relaxed loads: the slots ever handed out. */
+static unsigned callers_at_once(void)
+{
+    unsigned n = 0, hi = atomic_load_explicit(&g_hiwater, memory_order_relaxed);
+    for (unsigned i = 0; i < hi && i < SLOTS; i++) {
+        uint64_t st = atomic_load_explicit(&slots[i].state, memory_order_relaxed);
+        n += (st & ST_INSIDE) || (st & (ST_COUNTED | ST_TOUCH)) == (ST_COUNTED | ST_TOUCH);
+    }
+    return n;
+}
+
+/* The callers now; @p me: count this thread even if it has no region yet.
+ * Until two callers have been seen at once, a thread whose region ended
+ * is no caller any more: threads that take turns (numpy's main thread,
+ * then one pool worker, each calling BLAS; a worker started when the last
+ * one returned) are one caller at a time and each gets all the cores,
+ * where the window would have halved the next one's team for 100 ms.
+ * From the first time two are seen together (a pool), for good, a caller
+ * counts for the window after its last region, as the rule says. */
 static unsigned callers(int me)
 {
     unsigned c = atomic_load_explicit(&g_recent, memory_order_relaxed);
     int counted = t_slot >= 0 &&
                   (atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed) & ST_COUNTED);
-    if ((me && !counted) || t_slot == -2)
-        c++;
+    unsigned extra = (me && !counted) || t_slot == -2;
+    if (!atomic_load_explicit(&g_together, memory_order_relaxed)) {
+        unsigned now = callers_at_once() + extra;
+        if (now < 2)
+            return 1;
+        atomic_store_explicit(&g_together, 1, memory_order_relaxed);
+        if (g_debug)
+            ngo_say("%u callers at once: a pool; callers count for the window after their "
+                    "regions from now on", now);
+    }
+    c += extra;
     return c ? c : 1;
 }
 
@@ -354,7 +386,7 @@ static void touch(uint64_t now)
     uint64_t was = atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed);
     if (was & ST_INSIDE)
         return;
-    was = atomic_exchange(&slots[t_slot].state, ST_COUNTED | (now & ST_MS));
+    was = atomic_exchange(&slots[t_slot].state, ST_COUNTED | ST_TOUCH | (now & ST_MS));
     if (!(was & ST_COUNTED))
         atomic_fetch_add(&g_recent, 1);
 }
@@ -422,6 +454,7 @@ static void after_fork_child(void)
     atomic_store(&g_hiwater, 0);
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
+    atomic_store(&g_together, 0);
     atomic_store(&g_pool_seen, 0);
     atomic_store(&g_pool_since, 0);
     t_slot = -1;

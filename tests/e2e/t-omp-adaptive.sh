@@ -46,6 +46,13 @@ for rt in gcc clang; do
     case $rt in gcc) P=$BUILD/tests/omp_teams; lib=libgomp ;; *) P=$BUILD/tests/clang/omp_teams; lib=libomp ;; esac
     gov "$P" 1 200 >"$T/one" 2>&1
     is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
+    # Threads that take turns (the main thread, then one worker after
+    # another, never two at once: numpy's main thread and a 1-thread pool)
+    # are one caller at a time: each keeps both cores, also in the 100 ms
+    # after the one before it returned.
+    gov "$P" 4 300 relay >"$T/relay" 2>&1
+    is "$(lasts "$T/relay") $(all_of "$T/relay")" "4x2 2-2" \
+        "$lib: 4 threads in turn after the main thread, 300 short regions each: every region gets both cores"
     # Callers count for the window after their last region: on a loaded
     # machine a thread not scheduled for 100 ms between two regions drops
     # out for a moment, so the steady state is asked with a 2 s window.
