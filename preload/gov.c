@@ -90,6 +90,7 @@ static NGO_TLS unsigned t_depth;
 static NGO_TLS unsigned t_promise;
 static NGO_TLS int t_own_count;
 static NGO_TLS unsigned t_clause;
+static NGO_TLS int t_blas_outer;   /* the outermost call (t_depth 1) is a BLAS call */
 
 int ngo_debug_on(void)
 {
@@ -328,6 +329,7 @@ unsigned ngo_decide(const ngo_ask *a)
     if (!t_depth) {
         arrive(now);
         t_depth = 1;
+        t_blas_outer = 0;
     }
     unsigned c = callers(1);
     unsigned promise = t_promise;
@@ -351,14 +353,17 @@ unsigned ngo_decide(const ngo_ask *a)
 
 unsigned ngo_blas_enter(int *counted)
 {
-    /* Inside a region (or another BLAS call), the call is part of a team's
-     * work: not a caller anew, and its pool is 1 thread (as OpenBLAS's
-     * OpenMP build runs calls from inside a region; its pthreads build
-     * would otherwise add its whole pool to each thread of the team). */
+    /* Inside a region, the call is part of a team's work: not a caller
+     * anew, and its pool is 1 thread (as OpenBLAS's OpenMP build runs
+     * calls from inside a region; its pthreads build would otherwise add
+     * its whole pool to each thread of the team). Inside another BLAS
+     * call of this thread (BLIS's cblas_dgemm calls its dgemm_ through
+     * the PLT, so through here), the pool stays as the outer call sized
+     * it: 0, nothing to set (1 would run the caller's own call alone). */
     *counted = 1;
     if (t_depth) {
         t_depth++;
-        return 1;
+        return t_blas_outer ? 0 : 1;
     }
     if (ngo_in_gomp_region()) {
         *counted = 0;   /* a team's thread: no region of its own to end */
@@ -368,6 +373,7 @@ unsigned ngo_blas_enter(int *counted)
     recount(now);
     arrive(now);
     t_depth = 1;
+    t_blas_outer = 1;
     return share_of(callers(1), now);
 }
 

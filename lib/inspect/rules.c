@@ -179,9 +179,9 @@ static void judge_ungoverned(ng_proc_view *v)
                                        "(linked in statically): the governor cannot govern that "
                                        "library's own regions (its name: the governor's line on "
                                        "the task's stderr)"},
-        {NG_OMP_UNGOVERNED_BLIS, "BLIS sizes its pool by one global count: the governor "
-                                 "cannot govern its calls (BLIS_NUM_THREADS=1 for a pool of "
-                                 "callers)"},
+        {NG_OMP_UNGOVERNED_BLIS, "BLIS sizes its loops one by one (BLIS_JC_NT, ...): the "
+                                 "governor leaves its calls alone (BLIS_NUM_THREADS alone, "
+                                 "without the ways, lets it govern them)"},
         {NG_OMP_UNGOVERNED_LIBOMP_ARCH, "libomp's regions cannot be governed on this "
                                         "architecture (no entry stub): they keep the runtime's "
                                         "team sizes"},

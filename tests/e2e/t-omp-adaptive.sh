@@ -7,7 +7,8 @@
 # unwinding through the governor's entry points (omp_args); hang
 # tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
 # builds in an 8-thread pool; a fork from a thread inside a region); two
-# runtimes in one process; a runtime linked in statically said once; what
+# runtimes in one process; BLIS's pool (both Debian builds); a runtime
+# linked in statically said once, and by numaguard check; what
 # numaguard exec puts in the environment (LD_PRELOAD appended, never
 # replaced; only a root-owned library); what the library exports; the
 # governor built with ASan+UBSan. The budget is 2 cores throughout
@@ -222,6 +223,36 @@ if [ -x $PY ] && [ -f "$BUILD/tests/omp/libpart_gomp.so" ]; then
         "... and 8 threads calling each share them (libgomp and libomp, both RTLD_LOCAL)"
 else
     skip 2 "$PY or tests/omp/libpart_*.so missing"
+fi
+
+# BLIS's pool (Debian's libblis4-pthread and libblis4-openmp, 0.9 in
+# Debian 12: one global count, bli_thread_set_num_threads): the count each
+# call ran with, read back after it. A lone caller keeps 2, 8 callers at
+# once get 1; with its loops sized one by one (BLIS_JC_NT) it is said once
+# and left alone.
+BL=/usr/lib/$NG_MA/libblis.so.4
+if [ -e "$BL" ] && cc -O2 -std=c11 -D_GNU_SOURCE -o "$T/blis_pool" tests/omp/blis_pool.c "$BL" -pthread 2>"$T/blis.cc"; then
+    for b in pthread openmp; do
+        if [ ! -e "/usr/lib/$NG_MA/blis-$b/libblis.so.4" ]; then
+            skip 3 "libblis4-$b not installed"
+            continue
+        fi
+        LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 NUMAGUARD_OMP_WINDOW_MS=2000 \
+            gov "$T/blis_pool" 8 50 >"$T/bl" 2>&1
+        ones=$(sed -n 's/^pool .* ones \([0-9]*\) of .*/\1/p' "$T/bl")
+        is "$(grep '^alone' "$T/bl")" "alone 2-2" "BLIS ($b build): a lone caller's calls run with both cores"
+        ok $([ "${ones:-0}" -ge 360 ]; echo $?) \
+            "BLIS ($b build): 8 callers at once on 2 cores: 1 thread per call ($ones of 400 calls; >= 90%)"
+        LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 BLIS_JC_NT=2 \
+            gov "$T/blis_pool" 2 5 >"$T/blw" 2>&1
+        is "$(grep -c 'sizes its loops one by one' "$T/blw")" 1 \
+            "BLIS ($b build) with BLIS_JC_NT=2: said once, not governed"
+    done
+    OMP_NUM_THREADS=2 BLIS_NUM_THREADS=2 LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-pthread \
+        timeout -k 5 "$LIMIT" "$T/blis_pool" 8 20 >"$T/blp" 2>&1
+    like "$(cat "$T/blp")" "pool 2-2" "BLIS without the governor: the same callers run 2 threads each (what it changes)"
+else
+    skip 7 "no $BL (libblis4-pthread, libblis4-openmp)"
 fi
 
 # A runtime linked in statically: said once, not governed, not guessed.

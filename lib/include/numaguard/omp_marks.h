@@ -29,7 +29,7 @@
 #define NG_OMP_UNGOVERNED_STATIC 1u
 #define NG_OMP_MARK_STATIC_LIB "static-lib"    /**< a loaded library carries its own runtime */
 #define NG_OMP_UNGOVERNED_STATIC_LIB 2u
-#define NG_OMP_MARK_BLIS "blis"                /**< BLIS's pool: one global count */
+#define NG_OMP_MARK_BLIS "blis"                /**< BLIS sized by ways (BLIS_JC_NT & co) */
 #define NG_OMP_UNGOVERNED_BLIS 4u
 #define NG_OMP_MARK_LIBOMP_ARCH "libomp-arch"  /**< libomp on an architecture without the entry stub */
 #define NG_OMP_UNGOVERNED_LIBOMP_ARCH 8u
