@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #define SITE ((uintptr_t)__builtin_return_address(0))
 
@@ -130,6 +131,22 @@ static int kind_of_blas(const ngo_rt *rt)
                                     : "no pool of its own");
     }
     return was ? was : k;
+}
+
+/* OpenBLAS's pthreads build: a server thread with no work spins, calling
+ * sched_yield, for 2^OPENBLAS_THREAD_TIMEOUT cycles (default 28: about
+ * 0.1 s) before it sleeps. Where the governor has set the pool to 1 (a
+ * pool of callers) those threads have no work, and spin through the
+ * callers' time: 32,000-59,000 sched_yield calls in one np_pool.py 16 6
+ * 192 run (0 under OMP_NUM_THREADS=1), CPU time a cgroup quota charges
+ * to the task. 2^20 cycles (about 0.3 ms) keeps the threads awake
+ * between the calls of a lone caller. OpenBLAS reads the variable when
+ * it is loaded, after this (a preload's constructor runs first); a value
+ * the task has is kept. */
+#define OB_THREAD_TIMEOUT "20"
+__attribute__((constructor)) static void ngo_blas_init(void)
+{
+    setenv("OPENBLAS_THREAD_TIMEOUT", OB_THREAD_TIMEOUT, 0);
 }
 
 /* Size the library's pool for this thread's call: @p share cores. */

@@ -225,6 +225,20 @@ else
     skip 2 "$PY or tests/omp/libpart_*.so missing"
 fi
 
+# OpenBLAS's idle server threads sleep after 2^20 cycles, not 2^28 (they
+# would spin through a pool's time with its count set to 1): the governor
+# sets OPENBLAS_THREAD_TIMEOUT=20 before numpy loads OpenBLAS; a value the
+# task set is kept. Read back from OpenBLAS itself.
+if [ -x $PY ] && [ -f "/usr/lib/$NG_MA/openblas-pthread/libopenblas.so.0" ]; then
+    tmo='import numpy, ctypes; print(ctypes.CDLL("libopenblas.so.0").openblas_thread_timeout())'
+    is "$(LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-pthread gov $PY -c "$tmo" 2>&1)" 20 \
+        "numpy's OpenBLAS under the governor: OPENBLAS_THREAD_TIMEOUT 20"
+    is "$(OPENBLAS_THREAD_TIMEOUT=26 LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-pthread gov $PY -c "$tmo" 2>&1)" 26 \
+        "... a value the task set is kept (26)"
+else
+    skip 2 "$PY or libopenblas0-pthread missing"
+fi
+
 # BLIS's pool (Debian's libblis4-pthread and libblis4-openmp, 0.9 in
 # Debian 12: one global count, bli_thread_set_num_threads): the count each
 # call ran with, read back after it. A lone caller keeps 2, 8 callers at
