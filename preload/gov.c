@@ -6,7 +6,8 @@
  *    those that ended one in the last window W (a thread counts from its
  *    first region on, at once, for as long as that region runs, however
  *    long; it stops counting W after the END of its last one; W:
- *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms);
+ *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms), once two callers were seen
+ *    at once (before that, threads that take turns are one caller each);
  *  - an outermost region without num_threads gets min(what the runtime
  *    would give, max(1, B / C)), or what omp_get_max_threads() told this
  *    thread just before, when that was more (code sizes its work by it);

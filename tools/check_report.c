@@ -93,12 +93,7 @@ static void json_gpus(json_out *j, const ng_topology *topo, const ng_proc_view *
  * their fixed names (numaguard/omp_marks.h), [] for none. */
 static void json_ungoverned(json_out *j, unsigned bits)
 {
-    static const struct {
-        const char *kind;
-        unsigned bit;
-#define KIND(name, bit) {name, bit},
-    } kinds[] = {NG_OMP_MARKS(KIND)};
-#undef KIND
+    static const ng_omp_mark kinds[] = NG_OMP_MARK_TABLE;
     json_begin_array(j, "omp_ungoverned");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (bits & kinds[i].bit)

@@ -326,12 +326,7 @@ static void keep_policy(ngi_proc *p, const policy_seen *s)
  * "(deleted)" as \040). Only these fixed names are matched. */
 static unsigned ungoverned_mark(const char *base, size_t n)
 {
-    static const struct {
-        const char *kind;
-        unsigned bit;
-#define KIND(name, bit) {name, bit},
-    } kinds[] = {NG_OMP_MARKS(KIND)};
-#undef KIND
+    static const ng_omp_mark kinds[] = NG_OMP_MARK_TABLE;
     static const char pre[] = "memfd:" NG_OMP_MARK_PREFIX;
     if (n < sizeof pre - 1 || strncmp(base, pre, sizeof pre - 1) != 0)
         return 0;

@@ -34,12 +34,20 @@
 #define NG_OMP_MARK_LIBOMP_ARCH "libomp-arch"  /**< libomp on an architecture without the entry stub */
 #define NG_OMP_UNGOVERNED_LIBOMP_ARCH 8u
 
-/** Every kind, X(name, bit), in this order (a table built from it lives
- *  once: check's reader and its JSON use the same). */
-#define NG_OMP_MARKS(X)                                       \
-    X(NG_OMP_MARK_STATIC, NG_OMP_UNGOVERNED_STATIC)           \
-    X(NG_OMP_MARK_STATIC_LIB, NG_OMP_UNGOVERNED_STATIC_LIB)   \
-    X(NG_OMP_MARK_BLIS, NG_OMP_UNGOVERNED_BLIS)               \
-    X(NG_OMP_MARK_LIBOMP_ARCH, NG_OMP_UNGOVERNED_LIBOMP_ARCH)
+/** One kind: its name and its bit. */
+typedef struct ng_omp_mark {
+    const char *kind;
+    unsigned bit;
+} ng_omp_mark;
+
+/** Every kind, in this order, as an initializer of an ng_omp_mark array
+ *  (check's reader and its JSON use the same table). */
+#define NG_OMP_MARK_TABLE                                   \
+    {                                                       \
+        {NG_OMP_MARK_STATIC, NG_OMP_UNGOVERNED_STATIC},           \
+        {NG_OMP_MARK_STATIC_LIB, NG_OMP_UNGOVERNED_STATIC_LIB},   \
+        {NG_OMP_MARK_BLIS, NG_OMP_UNGOVERNED_BLIS},               \
+        {NG_OMP_MARK_LIBOMP_ARCH, NG_OMP_UNGOVERNED_LIBOMP_ARCH}, \
+    }
 
 #endif /* NUMAGUARD_OMP_MARKS_H */
