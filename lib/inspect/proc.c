@@ -321,21 +321,21 @@ static void keep_policy(ngi_proc *p, const policy_seen *s)
     hwloc_bitmap_copy(p->policy_nodes, s->nodes);
 }
 
-/* The governor's marks (numaguard/omp_marks.h): "memfd:" + prefix + a
- * kind, then the end of the name (numa_maps escapes the space before
+/* The governor's marks (numaguard/omp_marks.h): the path "/memfd:" +
+ * prefix + a kind, then the end of the name (numa_maps escapes the space before
  * "(deleted)" as \040). Only these fixed names are matched. */
-static unsigned ungoverned_mark(const char *base, size_t n)
+static unsigned ungoverned_mark(const char *path, size_t n)
 {
     static const ng_omp_mark kinds[] = NG_OMP_MARK_TABLE;
-    static const char pre[] = "memfd:" NG_OMP_MARK_PREFIX;
-    if (n < sizeof pre - 1 || strncmp(base, pre, sizeof pre - 1) != 0)
+    static const char pre[] = "/memfd:" NG_OMP_MARK_PREFIX;   /* a memfd's whole path */
+    if (n < sizeof pre - 1 || strncmp(path, pre, sizeof pre - 1) != 0)
         return 0;
-    base += sizeof pre - 1;
+    path += sizeof pre - 1;
     n -= sizeof pre - 1;
     for (size_t i = 0; i < NGI_ARRAY_LEN(kinds); i++) {
         size_t k = strlen(kinds[i].kind);
-        if (n >= k && strncmp(base, kinds[i].kind, k) == 0 &&
-            (n == k || base[k] == '\\' || base[k] == ' '))
+        if (n >= k && strncmp(path, kinds[i].kind, k) == 0 &&
+            (n == k || path[k] == '\\' || path[k] == ' '))
             return kinds[i].bit;
     }
     return 0;
@@ -359,7 +359,7 @@ static void note_runtime(ngi_proc *p, const char *line)
     else if (!strncmp(base, "libnumaguard-omp.so", 19))
         p->v.omp_governed = 1;
     else
-        p->v.omp_ungoverned |= ungoverned_mark(base, (size_t)(f + n - base));
+        p->v.omp_ungoverned |= ungoverned_mark(f, n);
 }
 
 /* One numa_maps line: pages, and the policy of the heap (which shows the
