@@ -45,7 +45,7 @@ $(OMP_MAP): preload/numaguard-omp.map $(OMP_STUB)
 	sed '$(if $(OMP_STUB),s/^\( *\)__kmpc_fork_call_if;/\1__kmpc_fork_call;\n&/)' $< >$@
 
 # -fvisibility=hidden: only what the map lists (NGO_EXPORT) is exported.
-$(OMP_SO): $(OMP_SRCS) $(OMP_STUB) preload/gov.h preload/gnu_property.h $(OMP_MAP)
+$(OMP_SO): $(OMP_SRCS) $(OMP_STUB) preload/gov.h lib/include/numaguard/omp_marks.h preload/gnu_property.h $(OMP_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC \
 	    -fvisibility=hidden $(SANFLAGS) -shared -Wl,--version-script=$(OMP_MAP) \

@@ -16,8 +16,14 @@
  *  - MKL (mkl_rt): mkl_set_num_threads_local, per thread, before each
  *    call whose share differs from the thread's last one; never above
  *    mkl_get_max_threads() as the call found it.
- *  - BLIS (bli_thread_set_num_threads): one global count with no cap the
- *    governor could read back; said once, not governed.
+ *  - BLIS (bli_thread_set_num_threads): in 0.9 (Debian 12's
+ *    libblis4-pthread, -openmp) one global count, a count one thread sets
+ *    every thread's next call uses (tried: tests/omp/blis_pool.c); AMD's
+ *    AOCL-BLIS keeps one per thread as well (tl_rntm). Set from each
+ *    thread whose share changed, right for both; never above the count it started with (BLIS_NUM_THREADS,
+ *    else OMP_NUM_THREADS). Not when
+ *    its loops are sized one by one (BLIS_JC_NT & co: the count would
+ *    replace them): said once.
  *  - anything else (reference BLAS, one thread): forwarded, nothing said.
  *
  * Each call is forwarded to the definition its caller would have bound to
@@ -27,17 +33,25 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #define SITE ((uintptr_t)__builtin_return_address(0))
 
 enum { BLAS_UNKNOWN = 0, BLAS_NONE, BLAS_OPENBLAS_PTHREADS, BLAS_OPENBLAS_OPENMP, BLAS_MKL,
-       BLAS_BLIS };
+       BLAS_BLIS, BLAS_BLIS_WAYS };
 
 /* OpenBLAS pthreads: the count it started with (or the program set), and
  * the one the governor set last (0: none yet). One library per process in
  * practice; a second OpenBLAS shares these (said in the docs). */
 static _Atomic int ob_cap, ob_set;
 #define NGO_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+/* BLIS: the count it started with; the one this thread set last (0:
+ * none). Per thread: BLIS 0.9 (Debian 12) keeps one global count, AMD's
+ * AOCL-BLIS one per thread too (its tl_rntm); setting it from each thread
+ * whose share changed is right for both (while a pool runs every
+ * caller's share is the same). A dim_t, 64 bits. */
+static _Atomic long bl_cap;
+static NGO_TLS long t_bl_set;
 static NGO_TLS int t_mkl_set;   /* this thread's last mkl_set_num_threads_local */
 
 /* The pool's controls, looked up from the library's handle: in it or its
@@ -53,6 +67,21 @@ static void *ctl(const ngo_rt *rt, const char *name)
 static int call0(void *fn, int dflt)
 {
     return fn ? ((int (*)(void))fn)() : dflt;
+}
+
+/* BLIS with a way of parallelism set for one of its loops (BLIS_JC_NT,
+ * ..., or bli_thread_set_ways): bli_thread_get_*_nt() answers it, above 1. */
+static int blis_by_ways(const ngo_rt *rt)
+{
+    static const char *const ways[] = {"bli_thread_get_jc_nt", "bli_thread_get_pc_nt",
+                                       "bli_thread_get_ic_nt", "bli_thread_get_jr_nt",
+                                       "bli_thread_get_ir_nt"};
+    for (unsigned i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+        void *fn = ctl(rt, ways[i]);
+        if (fn && ((long (*)(void))fn)() > 1)
+            return 1;
+    }
+    return 0;
 }
 
 /* Which pool @p rt runs, looked at once (said once where it cannot be governed). */
@@ -78,23 +107,46 @@ static int kind_of_blas(const ngo_rt *rt)
         w->blas_ctl[CTL_SET] = mkl_set;
         w->blas_ctl[CTL_GET] = mkl_max;
     } else if (ctl(rt, "bli_thread_set_num_threads")) {
-        k = BLAS_BLIS;
+        k = blis_by_ways(rt) ? BLAS_BLIS_WAYS : BLAS_BLIS;
+        w->blas_ctl[CTL_SET] = ctl(rt, "bli_thread_set_num_threads");
+        w->blas_ctl[CTL_GET] = ctl(rt, "bli_thread_get_num_threads");
+        long zero = 0, n = w->blas_ctl[CTL_GET] ? ((long (*)(void))w->blas_ctl[CTL_GET])() : 1;
+        atomic_compare_exchange_strong(&bl_cap, &zero, n > 0 ? n : 1);
     } else {
         k = BLAS_NONE;
     }
     int was = 0;
     if (atomic_compare_exchange_strong(&w->blas, &was, k)) {
-        if (k == BLAS_BLIS)
-            ngo_say("%s (BLIS) sizes its pool by one global count: its calls are not governed "
-                    "(BLIS_NUM_THREADS=1 for a pool of callers)", rt->name);
+        if (k == BLAS_BLIS_WAYS) {
+            ngo_say("%s (BLIS) sizes its loops one by one (BLIS_JC_NT, BLIS_IC_NT, ...): its "
+                    "calls are not governed (a count would replace those ways)", rt->name);
+            ngo_publish(NG_OMP_MARK_BLIS);
+        }
         else if (ngo_debug_on())
             ngo_say("%s: %s", rt->name,
                     k == BLAS_OPENBLAS_PTHREADS ? "OpenBLAS, pthreads build: its pool governed"
                     : k == BLAS_OPENBLAS_OPENMP ? "OpenBLAS, OpenMP build: its OpenMP regions governed"
                     : k == BLAS_MKL ? "MKL: its pool governed per thread"
+                    : k == BLAS_BLIS ? "BLIS: its pool governed (one global count)"
                                     : "no pool of its own");
     }
     return was ? was : k;
+}
+
+/* OpenBLAS's pthreads build: a server thread with no work spins, calling
+ * sched_yield, for 2^OPENBLAS_THREAD_TIMEOUT cycles (default 28: about
+ * 0.1 s) before it sleeps. Where the governor has set the pool to 1 (a
+ * pool of callers) those threads have no work, and spin through the
+ * callers' time: 32,000-59,000 sched_yield calls in one np_pool.py 16 6
+ * 192 run (0 under OMP_NUM_THREADS=1), CPU time a cgroup quota charges
+ * to the task. 2^20 cycles (about 0.3 ms) keeps the threads awake
+ * between the calls of a lone caller. OpenBLAS reads the variable when
+ * it is loaded, after this (a preload's constructor runs first); a value
+ * the task has is kept. */
+#define OB_THREAD_TIMEOUT "20"
+__attribute__((constructor)) static void ngo_blas_init(void)
+{
+    setenv("OPENBLAS_THREAD_TIMEOUT", OB_THREAD_TIMEOUT, 0);
 }
 
 /* Size the library's pool for this thread's call: @p share cores. */
@@ -108,6 +160,15 @@ static void size_pool(const ngo_rt *rt, unsigned share)
             ((void (*)(int))rt->blas_ctl[CTL_SET])(want);
             if (ngo_debug_on())
                 ngo_say("%s: OpenBLAS's pool set to %d (its cap %d)", rt->name, want, cap);
+        }
+    } else if (k == BLAS_BLIS) {
+        long cap = atomic_load_explicit(&bl_cap, memory_order_relaxed);
+        long want = (long)share < cap ? (long)share : cap;
+        if (t_bl_set != want) {
+            t_bl_set = want;
+            ((void (*)(long))rt->blas_ctl[CTL_SET])(want);
+            if (ngo_debug_on())
+                ngo_say("%s: BLIS's pool set to %ld (its cap %ld)", rt->name, want, cap);
         }
     } else if (k == BLAS_MKL) {
         int max = call0(rt->blas_ctl[CTL_GET], 1);

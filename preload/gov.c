@@ -6,7 +6,8 @@
  *    those that ended one in the last window W (a thread counts from its
  *    first region on, at once, for as long as that region runs, however
  *    long; it stops counting W after the END of its last one; W:
- *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms);
+ *    NUMAGUARD_OMP_WINDOW_MS, default 100 ms), once two callers were seen
+ *    at once (before that, threads that take turns are one caller each);
  *  - an outermost region without num_threads gets min(what the runtime
  *    would give, max(1, B / C)), or what omp_get_max_threads() told this
  *    thread just before, when that was more (code sizes its work by it);
@@ -49,7 +50,8 @@
  * a quiet spell count again when the next region starts). */
 #define ST_INSIDE (UINT64_C(1) << 63)    /* in an outermost region it started */
 #define ST_COUNTED (UINT64_C(1) << 62)   /* included in g_recent */
-#define ST_MS (ST_COUNTED - 1)           /* ms: its last region's end (start while INSIDE) */
+#define ST_TOUCH (UINT64_C(1) << 61)     /* its last call was omp_get_max_threads (touch) */
+#define ST_MS (ST_TOUCH - 1)             /* ms: its last region's end (start while INSIDE) */
 
 /* One cache line per caller, aligned to one: each caller writes its own
  * slot twice a region, and neighbours on one line would bounce it between
@@ -69,6 +71,7 @@ static _Atomic uint64_t g_next_recount;
 static unsigned g_budget = 1;
 static unsigned g_default;             /* the team a thread gets by default (echo_of_default) */
 static int g_look_at_load = 1;         /* NUMAGUARD_OMP_LOAD */
+static _Atomic int g_together;         /* two callers were seen at once (callers) */
 static _Atomic int g_pool_seen;        /* a pool was seen (cores_now) */
 static _Atomic uint64_t g_pool_since;  /* 1 + ms of the first decision with 2+ callers */
 static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
@@ -88,6 +91,7 @@ static NGO_TLS unsigned t_depth;
 static NGO_TLS unsigned t_promise;
 static NGO_TLS int t_own_count;
 static NGO_TLS unsigned t_clause;
+static NGO_TLS int t_blas_outer;   /* the outermost call (t_depth 1) is a BLAS call */
 
 int ngo_debug_on(void)
 {
@@ -178,14 +182,44 @@ void ngo_region_end(void)
                               memory_order_relaxed);
 }
 
-/* The callers now; @p me: count this thread even if it has no region yet. */
+/* Callers at this very moment: threads inside a region they started, and
+ * those whose last call was omp_get_max_threads within the window
+ * (OpenBLAS's OpenMP build then works on the calling thread, with no
+ * region to be inside). A few relaxed loads: the slots ever handed out. */
+static unsigned callers_at_once(void)
+{
+    unsigned n = 0, hi = atomic_load_explicit(&g_hiwater, memory_order_relaxed);
+    for (unsigned i = 0; i < hi && i < SLOTS; i++) {
+        uint64_t st = atomic_load_explicit(&slots[i].state, memory_order_relaxed);
+        n += (st & ST_INSIDE) || (st & (ST_COUNTED | ST_TOUCH)) == (ST_COUNTED | ST_TOUCH);
+    }
+    return n;
+}
+
+/* The callers now; @p me: count this thread even if it has no region yet.
+ * Until two callers have been seen at once, a thread whose region ended
+ * is no caller any more: threads that take turns (numpy's main thread,
+ * then one pool worker, each calling BLAS; a worker started when the last
+ * one returned) are one caller at a time and each gets all the cores,
+ * where the window would have halved the next one's team for 100 ms.
+ * From the first time two are seen together (a pool), for good, a caller
+ * counts for the window after its last region, as the rule says. */
 static unsigned callers(int me)
 {
     unsigned c = atomic_load_explicit(&g_recent, memory_order_relaxed);
     int counted = t_slot >= 0 &&
                   (atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed) & ST_COUNTED);
-    if ((me && !counted) || t_slot == -2)
-        c++;
+    unsigned extra = (me && !counted) || t_slot == -2;
+    if (!atomic_load_explicit(&g_together, memory_order_relaxed)) {
+        unsigned now = callers_at_once() + extra;
+        if (now < 2)
+            return 1;
+        atomic_store_explicit(&g_together, 1, memory_order_relaxed);
+        if (g_debug)
+            ngo_say("%u callers at once: a pool; callers count for the window after their "
+                    "regions from now on", now);
+    }
+    c += extra;
     return c ? c : 1;
 }
 
@@ -296,6 +330,7 @@ unsigned ngo_decide(const ngo_ask *a)
     if (!t_depth) {
         arrive(now);
         t_depth = 1;
+        t_blas_outer = 0;
     }
     unsigned c = callers(1);
     unsigned promise = t_promise;
@@ -319,14 +354,17 @@ unsigned ngo_decide(const ngo_ask *a)
 
 unsigned ngo_blas_enter(int *counted)
 {
-    /* Inside a region (or another BLAS call), the call is part of a team's
-     * work: not a caller anew, and its pool is 1 thread (as OpenBLAS's
-     * OpenMP build runs calls from inside a region; its pthreads build
-     * would otherwise add its whole pool to each thread of the team). */
+    /* Inside a region, the call is part of a team's work: not a caller
+     * anew, and its pool is 1 thread (as OpenBLAS's OpenMP build runs
+     * calls from inside a region; its pthreads build would otherwise add
+     * its whole pool to each thread of the team). Inside another BLAS
+     * call of this thread (BLIS's cblas_dgemm calls its dgemm_ through
+     * the PLT, so through here), the pool stays as the outer call sized
+     * it: 0, nothing to set (1 would run the caller's own call alone). */
     *counted = 1;
     if (t_depth) {
         t_depth++;
-        return 1;
+        return t_blas_outer ? 0 : 1;
     }
     if (ngo_in_gomp_region()) {
         *counted = 0;   /* a team's thread: no region of its own to end */
@@ -336,6 +374,7 @@ unsigned ngo_blas_enter(int *counted)
     recount(now);
     arrive(now);
     t_depth = 1;
+    t_blas_outer = 1;
     return share_of(callers(1), now);
 }
 
@@ -354,7 +393,7 @@ static void touch(uint64_t now)
     uint64_t was = atomic_load_explicit(&slots[t_slot].state, memory_order_relaxed);
     if (was & ST_INSIDE)
         return;
-    was = atomic_exchange(&slots[t_slot].state, ST_COUNTED | (now & ST_MS));
+    was = atomic_exchange(&slots[t_slot].state, ST_COUNTED | ST_TOUCH | (now & ST_MS));
     if (!(was & ST_COUNTED))
         atomic_fetch_add(&g_recent, 1);
 }
@@ -422,6 +461,7 @@ static void after_fork_child(void)
     atomic_store(&g_hiwater, 0);
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
+    atomic_store(&g_together, 0);
     atomic_store(&g_pool_seen, 0);
     atomic_store(&g_pool_since, 0);
     t_slot = -1;

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "../lib/include/numaguard/omp_marks.h"
+
 #define NGO_HIDDEN __attribute__((visibility("hidden")))
 #define NGO_EXPORT __attribute__((visibility("default")))
 
@@ -32,6 +34,11 @@
 
 /** One line on stderr, "numaguard-omp: " first (bounded, one write). */
 NGO_HIDDEN void ngo_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Tell `numaguard check` that this process has a runtime or pool of
+ *  @p kind (NG_OMP_MARK_*) the governor cannot govern: an empty memfd
+ *  named for it, mapped (numaguard/omp_marks.h). Once per kind where it
+ *  can (a second mark of a kind is one more page of address space). */
+NGO_HIDDEN void ngo_publish(const char *kind);
 
 /* ---- runtimes.c: the OpenMP runtime behind a call site ---- */
 

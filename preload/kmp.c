@@ -106,6 +106,7 @@ static void say_ungoverned(void)
     ngo_say("libomp's regions (__kmpc_fork_call) cannot be governed on %s: no entry stub for "
             "this architecture; they keep the runtime's team sizes (libgomp's are governed)",
             uname(&u) == 0 ? u.machine : "this architecture");
+    ngo_publish(NG_OMP_MARK_LIBOMP_ARCH);
 }
 
 __attribute__((constructor)) static void ngo_kmp_check(void)

@@ -410,7 +410,6 @@ static const char *const static_marks[] = {"GOMP_parallel", "__kmpc_fork_call"};
 static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    (void)data;
     const char *path = info->dlpi_name;
     if (!path || !*path || info->dlpi_addr == self_base())
         return 0;   /* the main program (below) or this library */
@@ -421,6 +420,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
         if (dyn_defines(info, static_marks[i])) {
             ngo_say("%s carries its own OpenMP runtime (linked in statically): its own "
                     "regions are not governed; calls into it from other objects are", path);
+            int *published = data;
+            if (!*published)   /* one mark for check, however many libraries */
+                ngo_publish(NG_OMP_MARK_STATIC_LIB);
+            *published = 1;
             return 0;
         }
     return 0;
@@ -428,12 +431,14 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 
 void ngo_rt_scan_static(void)
 {
-    dl_iterate_phdr(scan_one, NULL);
+    int published = 0;
+    dl_iterate_phdr(scan_one, &published);
     if (exe_symtab_defines(static_marks, 2)) {
         char exe[256];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
         exe[n > 0 ? n : 0] = '\0';
         ngo_say("%s has an OpenMP runtime linked in statically: its regions are not "
                 "governed (link it with -fopenmp against the shared runtime)", exe[0] ? exe : "the program");
+        ngo_publish(NG_OMP_MARK_STATIC);
     }
 }

@@ -26,7 +26,10 @@
 # --omp-guard=adaptive's tests (tests/e2e/t-omp-adaptive.sh) build OpenMP
 # probes with clang against LLVM's runtime (libomp-dev) and run Debian's
 # numpy on OpenBLAS's pthreads and OpenMP builds (python3-numpy,
-# libopenblas0-pthread, libopenblas0-openmp: ~40 MB, ~15 s to install).
+# libopenblas0-pthread, libopenblas0-openmp: ~40 MB, ~15 s to install),
+# and a C probe linked against BLIS's pthreads and OpenMP builds
+# (libblis4-pthread, libblis4-openmp: ~9 MB to download, ~50 MB installed;
+# the probe links libblis.so.4 itself, no -dev package).
 # The pictures' tests (tests/draw) read SVG with xmllint (libxml2-utils)
 # and render it with rsvg-convert (librsvg2-bin) and headless Chromium
 # (chromium: ~120 MB to download, ~15 s to install on a Debian 12 machine
@@ -47,7 +50,7 @@ autoconf automake libtool
 debhelper dpkg-dev groff-base lintian devscripts rpm
 qemu-system-x86 busybox-static zstd xz-utils iproute2
 clang libclang-rt-dev valgrind libomp-dev
-python3-numpy libopenblas0-pthread libopenblas0-openmp
+python3-numpy libopenblas0-pthread libopenblas0-openmp libblis4-pthread libblis4-openmp
 openmpi-bin mpich
 libxml2-utils librsvg2-bin chromium
 bubblewrap charliecloud-runtime podman runc uidmap debootstrap gdb"

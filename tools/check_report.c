@@ -89,6 +89,18 @@ static void json_gpus(json_out *j, const ng_topology *topo, const ng_proc_view *
     json_end_object(j);
 }
 
+/* "omp_ungoverned": the kinds the governor said it cannot govern, by
+ * their fixed names (numaguard/omp_marks.h), [] for none. */
+static void json_ungoverned(json_out *j, unsigned bits)
+{
+    static const ng_omp_mark kinds[] = NG_OMP_MARK_TABLE;
+    json_begin_array(j, "omp_ungoverned");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (bits & kinds[i].bit)
+            json_string(j, NULL, kinds[i].kind);
+    json_end_array(j);
+}
+
 void check_proc_json(json_out *j, const ng_topology *topo, const ng_proc_view *p)
 {
     json_begin_object(j, NULL);
@@ -113,6 +125,7 @@ void check_proc_json(json_out *j, const ng_topology *topo, const ng_proc_view *p
     json_bool(j, "oversubscribed", p->runnable > p->cores);
     json_bool(j, "threads_exceed_cores", p->threads > p->cores);
     json_string(j, "thread_caps", p->thread_caps);
+    json_ungoverned(j, p->omp_ungoverned);
     json_bool(j, "numaguard_started", p->numaguard_started);
     json_string(j, "job_id", p->job_id);
     json_string(j, "sluid", p->sluid);

@@ -321,10 +321,28 @@ static void keep_policy(ngi_proc *p, const policy_seen *s)
     hwloc_bitmap_copy(p->policy_nodes, s->nodes);
 }
 
-/* One numa_maps line: pages, and the policy of the heap (which shows the
- * process policy unless mbind() changed that range: the best single
- * answer) or, until a heap is seen, of the first mapping. */
-/* The OpenMP runtime or the governor among the files a line maps. */
+/* The governor's marks (numaguard/omp_marks.h): the path "/memfd:" +
+ * prefix + a kind, then the end of the name (numa_maps escapes the space before
+ * "(deleted)" as \040). Only these fixed names are matched. */
+static unsigned ungoverned_mark(const char *path, size_t n)
+{
+    static const ng_omp_mark kinds[] = NG_OMP_MARK_TABLE;
+    static const char pre[] = "/memfd:" NG_OMP_MARK_PREFIX;   /* a memfd's whole path */
+    if (n < sizeof pre - 1 || strncmp(path, pre, sizeof pre - 1) != 0)
+        return 0;
+    path += sizeof pre - 1;
+    n -= sizeof pre - 1;
+    for (size_t i = 0; i < NGI_ARRAY_LEN(kinds); i++) {
+        size_t k = strlen(kinds[i].kind);
+        if (n >= k && strncmp(path, kinds[i].kind, k) == 0 &&
+            (n == k || path[k] == '\\' || path[k] == ' '))
+            return kinds[i].bit;
+    }
+    return 0;
+}
+
+/* The OpenMP runtime or the governor among the files a line maps, and
+ * the governor's marks. */
 static void note_runtime(ngi_proc *p, const char *line)
 {
     const char *f = strstr(line, " file=");
@@ -340,8 +358,13 @@ static void note_runtime(ngi_proc *p, const char *line)
         p->v.omp_runtime = 1;
     else if (!strncmp(base, "libnumaguard-omp.so", 19))
         p->v.omp_governed = 1;
+    else
+        p->v.omp_ungoverned |= ungoverned_mark(f, n);
 }
 
+/* One numa_maps line: pages, and the policy of the heap (which shows the
+ * process policy unless mbind() changed that range: the best single
+ * answer) or, until a heap is seen, of the first mapping. */
 static void numa_maps_line(ngi_proc *p, const char *line, policy_seen *cur, int *have_heap)
 {
     note_runtime(p, line);

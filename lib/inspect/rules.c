@@ -164,11 +164,39 @@ static void judge_promise(ng_proc_view *v)
              "LD_PRELOAD? docs/containers.md)", v->omp_promised);
 }
 
+/* What the governor said, in the process, it cannot govern (its marks,
+ * numaguard/omp_marks.h): one warning each, this text alone. */
+static void judge_ungoverned(ng_proc_view *v)
+{
+    static const struct {
+        unsigned bit;
+        const char *text;
+    } says[] = {
+        {NG_OMP_UNGOVERNED_STATIC, "an OpenMP runtime linked in statically: the governor "
+                                   "cannot govern its regions (link with -fopenmp against the "
+                                   "shared runtime, or --omp-guard=auto/1)"},
+        {NG_OMP_UNGOVERNED_STATIC_LIB, "a loaded library carries its own OpenMP runtime "
+                                       "(linked in statically): the governor cannot govern that "
+                                       "library's own regions (its name: the governor's line on "
+                                       "the task's stderr)"},
+        {NG_OMP_UNGOVERNED_BLIS, "BLIS sizes its loops one by one (BLIS_JC_NT, ...): the "
+                                 "governor leaves its calls alone (BLIS_NUM_THREADS alone, "
+                                 "without the ways, lets it govern them)"},
+        {NG_OMP_UNGOVERNED_LIBOMP_ARCH, "libomp's regions cannot be governed on this "
+                                        "architecture (no entry stub): they keep the runtime's "
+                                        "team sizes"},
+    };
+    for (size_t i = 0; i < NGI_ARRAY_LEN(says); i++)
+        if (v->omp_ungoverned & says[i].bit)
+            ngi_note(&v->warnings, "%s", says[i].text);
+}
+
 void ngi_judge_proc(ngi_proc *p)
 {
     ng_proc_view *v = &p->v;
     judge_threads(v);
     judge_promise(v);
+    judge_ungoverned(v);
     if (v->n_gpus && v->mem_bytes && !hwloc_bitmap_iszero(p->gpu_nodes) &&
         v->gpu_local_bytes * 2 < v->mem_bytes)
         ngi_note(&v->warnings, "most memory is not on the GPU's NUMA node(s)");

@@ -7,7 +7,8 @@
 # unwinding through the governor's entry points (omp_args); hang
 # tests under a time limit (numpy with OpenBLAS's pthreads and OpenMP
 # builds in an 8-thread pool; a fork from a thread inside a region); two
-# runtimes in one process; a runtime linked in statically said once; what
+# runtimes in one process; BLIS's pool (both Debian builds); a runtime
+# linked in statically said once, and by numaguard check; what
 # numaguard exec puts in the environment (LD_PRELOAD appended, never
 # replaced; only a root-owned library); what the library exports; the
 # governor built with ASan+UBSan. The budget is 2 cores throughout
@@ -46,6 +47,13 @@ for rt in gcc clang; do
     case $rt in gcc) P=$BUILD/tests/omp_teams; lib=libgomp ;; *) P=$BUILD/tests/clang/omp_teams; lib=libomp ;; esac
     gov "$P" 1 200 >"$T/one" 2>&1
     is "$(all_of "$T/one")" "2-2" "$lib: one caller: every one of its 200 regions gets both cores"
+    # Threads that take turns (the main thread, then one worker after
+    # another, never two at once: numpy's main thread and a 1-thread pool)
+    # are one caller at a time: each keeps both cores, also in the 100 ms
+    # after the one before it returned.
+    gov "$P" 4 300 relay >"$T/relay" 2>&1
+    is "$(lasts "$T/relay") $(all_of "$T/relay")" "4x2 2-2" \
+        "$lib: 4 threads in turn after the main thread, 300 short regions each: every region gets both cores"
     # Callers count for the window after their last region: on a loaded
     # machine a thread not scheduled for 100 ms between two regions drops
     # out for a moment, so the steady state is asked with a 2 s window.
@@ -217,6 +225,50 @@ else
     skip 2 "$PY or tests/omp/libpart_*.so missing"
 fi
 
+# OpenBLAS's idle server threads sleep after 2^20 cycles, not 2^28 (they
+# would spin through a pool's time with its count set to 1): the governor
+# sets OPENBLAS_THREAD_TIMEOUT=20 before numpy loads OpenBLAS; a value the
+# task set is kept. Read back from OpenBLAS itself.
+if [ -x $PY ] && [ -f "/usr/lib/$NG_MA/openblas-pthread/libopenblas.so.0" ]; then
+    tmo='import numpy, ctypes; print(ctypes.CDLL("libopenblas.so.0").openblas_thread_timeout())'
+    is "$(LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-pthread gov $PY -c "$tmo" 2>&1)" 20 \
+        "numpy's OpenBLAS under the governor: OPENBLAS_THREAD_TIMEOUT 20"
+    is "$(OPENBLAS_THREAD_TIMEOUT=26 LD_LIBRARY_PATH=/usr/lib/$NG_MA/openblas-pthread gov $PY -c "$tmo" 2>&1)" 26 \
+        "... a value the task set is kept (26)"
+else
+    skip 2 "$PY or libopenblas0-pthread missing"
+fi
+
+# BLIS's pool (Debian's libblis4-pthread and libblis4-openmp, 0.9 in
+# Debian 12: one global count, bli_thread_set_num_threads): the count each
+# call ran with, read back after it. A lone caller keeps 2, 8 callers at
+# once get 1; with its loops sized one by one (BLIS_JC_NT) it is said once
+# and left alone.
+BL=/usr/lib/$NG_MA/libblis.so.4
+if [ -e "$BL" ] && cc -O2 -std=c11 -D_GNU_SOURCE -o "$T/blis_pool" tests/omp/blis_pool.c "$BL" -pthread 2>"$T/blis.cc"; then
+    for b in pthread openmp; do
+        if [ ! -e "/usr/lib/$NG_MA/blis-$b/libblis.so.4" ]; then
+            skip 3 "libblis4-$b not installed"
+            continue
+        fi
+        LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 NUMAGUARD_OMP_WINDOW_MS=2000 \
+            gov "$T/blis_pool" 8 50 >"$T/bl" 2>&1
+        ones=$(sed -n 's/^pool .* ones \([0-9]*\) of .*/\1/p' "$T/bl")
+        is "$(grep '^alone' "$T/bl")" "alone 2-2" "BLIS ($b build): a lone caller's calls run with both cores"
+        ok $([ "${ones:-0}" -ge 360 ]; echo $?) \
+            "BLIS ($b build): 8 callers at once on 2 cores: 1 thread per call ($ones of 400 calls; >= 90%)"
+        LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 BLIS_JC_NT=2 \
+            gov "$T/blis_pool" 2 5 >"$T/blw" 2>&1
+        is "$(grep -c 'sizes its loops one by one' "$T/blw")" 1 \
+            "BLIS ($b build) with BLIS_JC_NT=2: said once, not governed"
+    done
+    OMP_NUM_THREADS=2 BLIS_NUM_THREADS=2 LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-pthread \
+        timeout -k 5 "$LIMIT" "$T/blis_pool" 8 20 >"$T/blp" 2>&1
+    like "$(cat "$T/blp")" "pool 2-2" "BLIS without the governor: the same callers run 2 threads each (what it changes)"
+else
+    skip 7 "no $BL (libblis4-pthread, libblis4-openmp)"
+fi
+
 # A runtime linked in statically: said once, not governed, not guessed.
 A=$(cc -print-file-name=libgomp.a)
 if [ -f "$A" ] && cc -fopenmp -c tests/omp/part.c -fPIC -o "$T/part.o" 2>/dev/null &&
@@ -227,6 +279,31 @@ if [ -f "$A" ] && cc -fopenmp -c tests/omp/part.c -fPIC -o "$T/part.o" 2>/dev/nu
     is "$(grep -c 'linked in statically' "$T/st.out")" 1 "... which says once that its regions are not governed"
 else
     skip 2 "no libgomp.a to link statically"
+fi
+# ... and numaguard check says it for the running task, once, in text and
+# JSON (the governor's mark, numaguard/omp_marks.h); a task without such a
+# runtime has none.
+printf '#include <stdio.h>\n#include <unistd.h>\nint ng_part_teams(int);\nint main(void){int t = ng_part_teams(3); printf("ready %%d\\n", t); fflush(stdout); sleep(60); return t < 1;}\n' >"$T/mw.c"
+if [ -n "$XDIR" ] && [ -f "$T/part.o" ] && cc -o "$T/static_wait" "$T/mw.c" "$T/part.o" "$A" -pthread -ldl 2>/dev/null; then
+    PIDS=""
+    start stw "$XNG" exec --numa-policy=none --omp-guard=adaptive -- "$T/static_wait"
+    "$NG" check --pid "$PID_stw" >"$T/stw.txt" 2>&1
+    "$NG" check --pid "$PID_stw" --json >"$T/stw.json" 2>&1
+    is "$(grep -c 'warning: an OpenMP runtime linked in statically: the governor cannot govern its regions' "$T/stw.txt")" 1 \
+        "check: the task with libgomp.a linked in under adaptive: 'an OpenMP runtime linked in statically', once"
+    is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["processes"][0]; print(d["omp_ungoverned"], sum(w.startswith("an OpenMP runtime linked in statically") for w in d["warnings"]))' "$T/stw.json" 2>&1)" \
+        "['static'] 1" "check --json: omp_ungoverned [\"static\"] and the warning once"
+    kill "$PID_stw" 2>/dev/null
+    wait "$PID_stw" 2>/dev/null
+    cc -fopenmp -o "$T/dyn_wait" "$T/mw.c" "$T/part.o" -pthread 2>/dev/null
+    start dyw "$XNG" exec --numa-policy=none --omp-guard=adaptive -- "$T/dyn_wait"
+    "$NG" check --pid "$PID_dyw" --json >"$T/dyw.json" 2>&1
+    is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["omp_ungoverned"])' "$T/dyw.json" 2>&1)" \
+        "[]" "check --json: the same program linked against the shared libgomp: omp_ungoverned []"
+    kill "$PID_dyw" 2>/dev/null
+    wait "$PID_dyw" 2>/dev/null
+else
+    skip 3 "$NOX, or no libgomp.a to link statically"
 fi
 
 # A cgroup CPU quota of 1 core (v2 cpu.max, else v1 cpu.cfs_quota_us): the

@@ -26,6 +26,10 @@
  *                    runs one more region alone: "alone T"
  *          longnest MS  the same, each region's first thread opening one
  *                    short nested region as the region starts
+ *          relay     the main thread runs REGIONS regions, then the callers
+ *                    run theirs one after another (each thread starts when
+ *                    the one before it has returned): never two at once,
+ *                    as numpy's main thread then one pool worker
  *          start MS  the same as long, through the entry points of GCC
  *                    before 4.9: GOMP_parallel_start, the body called by
  *                    the caller itself, GOMP_parallel_end (libgomp, and
@@ -249,6 +253,34 @@ static void *caller(void *arg)
     return NULL;
 }
 
+/* relay: one caller at a time, each recording all its regions. */
+static void *relay_caller(void *arg)
+{
+    unsigned id = (unsigned)(size_t)arg;
+    tmin[id] = ~0u;
+    for (unsigned r = 0; r < regions; r++) {
+        unsigned n = one_region();
+        tmin[id] = n < tmin[id] ? n : tmin[id];
+        tmax[id] = n > tmax[id] ? n : tmax[id];
+        tlast[id] = n;
+        tones[id] += n == 1;
+    }
+    return NULL;
+}
+
+static int relay(unsigned nc)
+{
+    for (unsigned r = 0; r < regions; r++)
+        one_region();
+    for (unsigned i = 0; i < nc; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, relay_caller, (void *)(size_t)i) != 0)
+            return -1;
+        pthread_join(t, NULL);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned nc = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
@@ -256,7 +288,7 @@ int main(int argc, char **argv)
     mode = argc > 3 ? argv[3] : "plain";
     k = argc > 4 ? atoi(argv[4]) : 1;
     if (nc < 1 || nc > MAX_CALLERS || regions < 1 || k < 1) {
-        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|clausemax|nested|maxthr|long MS|longnest MS|start MS|tail MS]\n");
+        fprintf(stderr, "usage: omp_teams CALLERS(1-256) REGIONS [plain|setnum K|clause K|clausemax|nested|maxthr|long MS|longnest MS|start MS|tail MS|relay]\n");
         return 2;
     }
     if (strcmp(mode, "nested") == 0)
@@ -270,7 +302,10 @@ int main(int argc, char **argv)
     pthread_barrier_init(&after, NULL, nc);
     pthread_barrier_init(&gone, NULL, nc);
     pthread_t t[MAX_CALLERS];
-    if (nc == 1) {
+    if (strcmp(mode, "relay") == 0) {
+        if (relay(nc) != 0)
+            return 1;
+    } else if (nc == 1) {
         caller((void *)0);
     } else {
         for (unsigned i = 0; i < nc; i++)

@@ -16,6 +16,7 @@
 #define NUMAGUARD_INSPECT_H
 
 #include "numaguard/launcher.h"
+#include "numaguard/omp_marks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,9 @@ typedef struct ng_proc_view {
     int omp_runtime;                  /**< an OpenMP runtime is mapped (libgomp, libomp,
                                            libiomp5; numa_maps): 0 when not readable */
     int omp_governed;                 /**< --omp-guard=adaptive's governor is mapped */
+    unsigned omp_ungoverned;          /**< what the governor said it cannot govern in it:
+                                           NG_OMP_UNGOVERNED_* bits (numaguard/omp_marks.h;
+                                           numa_maps; the process's own claim); 0 none */
     char omp_promised[160];           /**< NUMAGUARD_OMP_GOVERNOR from its environment:
                                            the plugin put the governor in LD_PRELOAD
                                            (raw, cut to 159 bytes); "" none */

@@ -709,6 +709,37 @@ static void test_memory(void)
     ng_inspection_free(ins);
 }
 
+/* The governor's marks (numaguard/omp_marks.h) in numa_maps: each fixed
+ * name sets its bit, once however often it is mapped; a name that only
+ * starts like one ("staticX"), another memfd or a file of that name
+ * elsewhere sets nothing; the warning is check's own text. */
+static void test_omp_marks(void)
+{
+    reset_tree();
+    int pid = 1850;
+    simple_proc(pid, "0-1", 1, 'S', 0, "");
+    putf("55d0c0a00000 bind:0 heap anon=512 dirty=512 N0=512 kernelpagesize_kB=4\n"
+         "7f0000001000 default file=/memfd:numaguard-omp:ungoverned:static-lib\\040(deleted)\n"
+         "7f0000002000 default file=/memfd:numaguard-omp:ungoverned:blis\\040(deleted)\n"
+         "7f0000003000 default file=/memfd:numaguard-omp:ungoverned:blis\\040(deleted)\n"
+         "7f0000004000 default file=/memfd:numaguard-omp:ungoverned:staticX\\040(deleted)\n"
+         "7f0000005000 default file=/memfd:other\\040(deleted)\n"
+         "7f0000006000 default file=/home/u/numaguard-omp:ungoverned:libomp-arch\n"
+         "7f0000007000 default file=/tmp/memfd:numaguard-omp:ungoverned:static\n",
+         "/proc/%d/numa_maps", pid);
+    ng_inspection *ins = inspect(&pid, 1);
+    const ng_proc_view *p = ins ? ng_inspection_proc(ins, 0) : NULL;
+    ok(p && p->omp_ungoverned == (NG_OMP_UNGOVERNED_STATIC_LIB | NG_OMP_UNGOVERNED_BLIS),
+       "marks: static-lib and blis set; staticX, another memfd, files of such names not (%#x)",
+       p ? p->omp_ungoverned : 0u);
+    unsigned blis = 0;
+    for (unsigned i = 0; p && i < p->warnings.n; i++)
+        blis += strncmp(p->warnings.text[i], "BLIS sizes its loops one by one", 31) == 0;
+    ok(blis == 1 && notes_have(&p->warnings, "a loaded library carries its own OpenMP runtime"),
+       "marks: one warning each, in check's words");
+    ng_inspection_free(ins);
+}
+
 /* Files a process (or a fake tree) could turn against a root reader. */
 static void test_refusals(void)
 {
@@ -760,6 +791,7 @@ int main(void)
     test_sluid();
     test_cgroup_cpus();
     test_memory();
+    test_omp_marks();
     test_refusals();
     ng_topology_free(topo);
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
