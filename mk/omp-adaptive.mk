@@ -94,3 +94,9 @@ $(BUILD)/tests/omp/libpart_omp.so: tests/omp/part.c
 	$(OMP_CLANG) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fopenmp -o $@ $<
 
 tests: $(BUILD)/tests/clang/omp_fork $(BUILD)/tests/omp/libpart_gomp.so $(BUILD)/tests/omp/libpart_omp.so
+
+# make check-mkl: t-omp-adaptive's MKL cases with Debian's non-free MKL,
+# fetched into a cache (tests/omp/mkl.sh); not part of make check or CI.
+.PHONY: check-mkl
+check-mkl: all tests
+	BUILD=$(BUILD) bash tests/omp/mkl.sh

@@ -13,12 +13,13 @@
  *    or the program's own openblas_set_num_threads.
  *  - OpenBLAS, OpenMP build (2): its pool is OpenMP regions, governed as
  *    any (omp_get_max_threads, which it asks on every call); nothing here.
- *  - MKL (mkl_rt): mkl_set_num_threads_local, per thread, before each
+ *  - MKL (mkl_rt): mkl_set_num_threads_local (its C function,
+ *    MKL_Set_Num_Threads_Local), per thread, before each
  *    call whose share differs from the thread's last one; never above
- *    mkl_get_max_threads() as the call found it.
+ *    the thread's count as the program left it (t_mkl_cap).
  *  - BLIS (bli_thread_set_num_threads): in 0.9 (Debian 12's
  *    libblis4-pthread, -openmp) one global count, a count one thread sets
- *    every thread's next call uses (tried: tests/omp/blis_pool.c); AMD's
+ *    every thread's next call uses (tried: tests/omp/blas_pool.c); AMD's
  *    AOCL-BLIS keeps one per thread as well (tl_rntm). Set from each
  *    thread whose share changed, right for both; never above the count it started with (BLIS_NUM_THREADS,
  *    else OMP_NUM_THREADS). Not when
@@ -52,7 +53,12 @@ static _Atomic int ob_cap, ob_set;
  * caller's share is the same). A dim_t, 64 bits. */
 static _Atomic long bl_cap;
 static NGO_TLS long t_bl_set;
-static NGO_TLS int t_mkl_set;   /* this thread's last mkl_set_num_threads_local */
+/* MKL: this thread's last mkl_set_num_threads_local (0: none yet), and
+ * its cap: what mkl_get_max_threads() said when it did not answer ours
+ * back (the program's count, global or this thread's; after a
+ * mkl_set_num_threads_local(1) MKL answers 1 for the thread, so the cap
+ * cannot be read after each of ours: it would stay 1 for good). */
+static NGO_TLS int t_mkl_set, t_mkl_cap;
 
 /* The pool's controls, looked up from the library's handle: in it or its
  * dependencies (Debian's libblas.so.3 of OpenBLAS is a thin library over
@@ -92,7 +98,10 @@ static int kind_of_blas(const ngo_rt *rt)
     if (k)
         return k;
     void *ob_par = ctl(rt, "openblas_get_parallel"), *ob_set_fn = ctl(rt, "openblas_set_num_threads");
-    void *mkl_set = ctl(rt, "mkl_set_num_threads_local"), *mkl_max = ctl(rt, "mkl_get_max_threads");
+    /* MKL's C functions: mkl_service.h maps mkl_set_num_threads_local to
+     * MKL_Set_Num_Threads_Local (by value); the lower-case symbol is the
+     * Fortran one, which takes a pointer (called with a value: a crash). */
+    void *mkl_set = ctl(rt, "MKL_Set_Num_Threads_Local"), *mkl_max = ctl(rt, "MKL_Get_Max_Threads");
     if (ob_par && ob_set_fn) {
         int par = call0(ob_par, 0);
         k = par == 1 ? BLAS_OPENBLAS_PTHREADS : par == 2 ? BLAS_OPENBLAS_OPENMP : BLAS_NONE;
@@ -171,11 +180,16 @@ static void size_pool(const ngo_rt *rt, unsigned share)
                 ngo_say("%s: BLIS's pool set to %ld (its cap %ld)", rt->name, want, cap);
         }
     } else if (k == BLAS_MKL) {
-        int max = call0(rt->blas_ctl[CTL_GET], 1);
-        int want = (int)share < max ? (int)share : max;
+        int now = call0(rt->blas_ctl[CTL_GET], 1);
+        if (now != t_mkl_set)   /* the program's own count (or the first call) */
+            t_mkl_cap = now > 0 ? now : 1;
+        int want = (int)share < t_mkl_cap ? (int)share : t_mkl_cap;
         if (want != t_mkl_set) {
             ((int (*)(int))rt->blas_ctl[CTL_SET])(want);
             t_mkl_set = want;
+            if (ngo_debug_on())
+                ngo_say("%s: MKL's pool set to %d for this thread (its cap %d)", rt->name, want,
+                        t_mkl_cap);
         }
     }
 }

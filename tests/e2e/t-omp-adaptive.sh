@@ -245,28 +245,59 @@ fi
 # once get 1; with its loops sized one by one (BLIS_JC_NT) it is said once
 # and left alone.
 BL=/usr/lib/$NG_MA/libblis.so.4
-if [ -e "$BL" ] && cc -O2 -std=c11 -D_GNU_SOURCE -o "$T/blis_pool" tests/omp/blis_pool.c "$BL" -pthread 2>"$T/blis.cc"; then
+if [ -e "$BL" ] && cc -O2 -std=c11 -D_GNU_SOURCE -o "$T/blas_pool" tests/omp/blas_pool.c "$BL" -pthread 2>"$T/blis.cc"; then
     for b in pthread openmp; do
         if [ ! -e "/usr/lib/$NG_MA/blis-$b/libblis.so.4" ]; then
             skip 3 "libblis4-$b not installed"
             continue
         fi
         LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 NUMAGUARD_OMP_WINDOW_MS=2000 \
-            gov "$T/blis_pool" 8 50 >"$T/bl" 2>&1
+            gov "$T/blas_pool" 8 50 >"$T/bl" 2>&1
         ones=$(sed -n 's/^pool .* ones \([0-9]*\) of .*/\1/p' "$T/bl")
         is "$(grep '^alone' "$T/bl")" "alone 2-2" "BLIS ($b build): a lone caller's calls run with both cores"
         ok $([ "${ones:-0}" -ge 360 ]; echo $?) \
             "BLIS ($b build): 8 callers at once on 2 cores: 1 thread per call ($ones of 400 calls; >= 90%)"
         LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-$b BLIS_NUM_THREADS=2 BLIS_JC_NT=2 \
-            gov "$T/blis_pool" 2 5 >"$T/blw" 2>&1
+            gov "$T/blas_pool" 2 5 >"$T/blw" 2>&1
         is "$(grep -c 'sizes its loops one by one' "$T/blw")" 1 \
             "BLIS ($b build) with BLIS_JC_NT=2: said once, not governed"
     done
     OMP_NUM_THREADS=2 BLIS_NUM_THREADS=2 LD_LIBRARY_PATH=/usr/lib/$NG_MA/blis-pthread \
-        timeout -k 5 "$LIMIT" "$T/blis_pool" 8 20 >"$T/blp" 2>&1
+        timeout -k 5 "$LIMIT" "$T/blas_pool" 8 20 >"$T/blp" 2>&1
     like "$(cat "$T/blp")" "pool 2-2" "BLIS without the governor: the same callers run 2 threads each (what it changes)"
 else
     skip 7 "no $BL (libblis4-pthread, libblis4-openmp)"
+fi
+
+# MKL's pool (mkl_rt: mkl_set_num_threads_local, per thread), with both
+# of its OpenMP layers (GNU: libgomp; INTEL: libiomp5, Debian's libomp).
+# MKL is in Debian's non-free section: run where it is installed or
+# fetched by `make check-mkl` (tests/omp/mkl.sh, NG_MKL_LIB), else
+# skipped. MKL_DYNAMIC=FALSE: MKL runs each call with the count it has
+# (its own dynamic choice would give 1 thread to some calls anyway).
+# The counts read back (mkl_get_max_threads) and MKL's own report of the
+# threads each call ran with (MKL_VERBOSE's NThr).
+MK=${NG_MKL_LIB:-/usr/lib/$NG_MA/libmkl_rt.so}
+MKD="LD_LIBRARY_PATH=$(dirname "$MK")"   # mkl_rt opens its layers by name, beside it
+if [ -e "$MK" ] && cc -O2 -std=c11 -D_GNU_SOURCE -o "$T/mkl_pool" tests/omp/blas_pool.c "$MK" \
+        -Wl,-rpath,"$(dirname "$MK")" -pthread 2>"$T/mkl.cc"; then
+    for layer in GNU INTEL; do
+        MKL_THREADING_LAYER=$layer MKL_DYNAMIC=FALSE NUMAGUARD_OMP_WINDOW_MS=2000 \
+            gov env "$MKD" "$T/mkl_pool" 8 50 >"$T/mk" 2>&1
+        ones=$(sed -n 's/^pool .* ones \([0-9]*\) of .*/\1/p' "$T/mk")
+        is "$(grep '^alone' "$T/mk")" "alone 2-2" "MKL ($layer layer): a lone caller's calls run with both cores"
+        ok $([ "${ones:-0}" -ge 360 ]; echo $?) \
+            "MKL ($layer layer): 8 callers at once on 2 cores: 1 thread per call ($ones of 400 calls; >= 90%)"
+        MKL_VERBOSE=1 MKL_THREADING_LAYER=$layer MKL_DYNAMIC=FALSE NUMAGUARD_OMP_WINDOW_MS=2000 \
+            gov env "$MKD" "$T/mkl_pool" 8 20 >"$T/mkv" 2>&1
+        n1=$(grep -c 'DGEMM.*NThr:1' "$T/mkv") n2=$(grep -c 'DGEMM.*NThr:2' "$T/mkv")
+        ok $([ "$n2" -ge 20 ] && [ "$n2" -le 36 ] && [ "$n1" -ge 144 ]; echo $?) \
+            "MKL ($layer layer) says so itself (MKL_VERBOSE): $n2 calls with 2 threads (the lone caller's 20, at most 16 more), $n1 with 1 (>= 90% of the pool's 160)"
+    done
+    MKL_DYNAMIC=FALSE OMP_NUM_THREADS=2 timeout -k 5 "$LIMIT" env "$MKD" "$T/mkl_pool" 8 20 >"$T/mkp" 2>&1
+    like "$(cat "$T/mkp")" "pool 2-2" "MKL without the governor: the same callers run 2 threads each (what it changes)"
+else
+    skip 7 "no MKL ($MK): Debian's non-free libmkl-rt; make check-mkl fetches it"
 fi
 
 # A runtime linked in statically: said once, not governed, not guessed.
