@@ -94,6 +94,17 @@ static void gpu_nodes(const ngi_planner *p, unsigned t, hwloc_bitmap_t src)
         hwloc_bitmap_or(src, src, ng_topology_gpu(p->topo, (unsigned)gpus[i])->numa_nodes);
 }
 
+/* Task @t's home: domain @d's units (a home is allocated when it has none). */
+void ngi_plan_home_at(ngi_planner *p, unsigned t, unsigned d)
+{
+    if (!p->home[t])
+        p->home[t] = hwloc_bitmap_alloc();
+    else
+        hwloc_bitmap_zero(p->home[t]);
+    hwloc_bitmap_set_range(p->home[t], p->doms[d].first,
+                           (int)(p->doms[d].first + p->doms[d].count - 1));
+}
+
 static void remote_home(ngi_planner *p, unsigned t, claims *cl)
 {
     hwloc_bitmap_t src = hwloc_bitmap_alloc();
@@ -108,9 +119,7 @@ static void remote_home(ngi_planner *p, unsigned t, claims *cl)
             best_d = dist;
         }
     }
-    p->home[t] = hwloc_bitmap_alloc();
-    hwloc_bitmap_set_range(p->home[t], p->doms[best].first,
-                           (int)(p->doms[best].first + p->doms[best].count - 1));
+    ngi_plan_home_at(p, t, (unsigned)best);
     cl->claim[best]++;
     cl->left[best] = cl->left[best] > cl->share ? cl->left[best] - cl->share : 0;
     hwloc_bitmap_free(src);
@@ -293,8 +302,7 @@ static void move_to(ngi_planner *p, unsigned t, unsigned d, unsigned take)
         hwloc_bitmap_set(p->slice[t], (unsigned)pick);
     }
     hwloc_bitmap_or(p->used, p->used, p->slice[t]);
-    hwloc_bitmap_zero(p->home[t]);
-    hwloc_bitmap_set_range(p->home[t], first, (int)(first + cnt - 1));
+    ngi_plan_home_at(p, t, d);
     free(cand);
     hwloc_bitmap_free(old);
 }

@@ -118,12 +118,8 @@ static void lay_out(ngi_planner *p, const unsigned *g, unsigned n, const unsigne
  * and --explain name its node). */
 static void rehome(ngi_planner *p, const unsigned *g, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++) {
-        unsigned d = (unsigned)p->units[hwloc_bitmap_first(p->slice[g[i]])].dom;
-        hwloc_bitmap_zero(p->home[g[i]]);
-        hwloc_bitmap_set_range(p->home[g[i]], p->doms[d].first,
-                               (int)(p->doms[d].first + p->doms[d].count - 1));
-    }
+    for (unsigned i = 0; i < n; i++)
+        ngi_plan_home_at(p, g[i], (unsigned)p->units[hwloc_bitmap_first(p->slice[g[i]])].dom);
 }
 
 /* Tasks @g (interchangeable over the units they hold together) re-laid

@@ -285,6 +285,8 @@ int ngi_plan_homes(ngi_planner *p, char *err, size_t errlen);
 void ngi_plan_settle_remote(ngi_planner *p);
 /** 1 if tasks @p a and @p b ask for the same GPU list. */
 int ngi_plan_same_gpus(const ngi_planner *p, unsigned a, unsigned b);
+/* Task @t's home: domain @d's units (allocated when it has none). */
+void ngi_plan_home_at(ngi_planner *p, unsigned t, unsigned d);
 /** Each remote GPU task's warning (its GPU's node, its home's node). */
 void ngi_plan_warn_remote(ngi_planner *p);
 /** 1 if @p set (unit indices) holds a unit of domain @p d. */
