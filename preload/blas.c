@@ -102,6 +102,7 @@ static int kind_of_blas(const ngo_rt *rt)
      * MKL_Set_Num_Threads_Local (by value); the lower-case symbol is the
      * Fortran one, which takes a pointer (called with a value: a crash). */
     void *mkl_set = ctl(rt, "MKL_Set_Num_Threads_Local"), *mkl_max = ctl(rt, "MKL_Get_Max_Threads");
+    void *bl_set = ctl(rt, "bli_thread_set_num_threads");
     if (ob_par && ob_set_fn) {
         int par = call0(ob_par, 0);
         k = par == 1 ? BLAS_OPENBLAS_PTHREADS : par == 2 ? BLAS_OPENBLAS_OPENMP : BLAS_NONE;
@@ -115,9 +116,9 @@ static int kind_of_blas(const ngo_rt *rt)
         k = BLAS_MKL;
         w->blas_ctl[CTL_SET] = mkl_set;
         w->blas_ctl[CTL_GET] = mkl_max;
-    } else if (ctl(rt, "bli_thread_set_num_threads")) {
+    } else if (bl_set) {
         k = blis_by_ways(rt) ? BLAS_BLIS_WAYS : BLAS_BLIS;
-        w->blas_ctl[CTL_SET] = ctl(rt, "bli_thread_set_num_threads");
+        w->blas_ctl[CTL_SET] = bl_set;
         w->blas_ctl[CTL_GET] = ctl(rt, "bli_thread_get_num_threads");
         long zero = 0, n = w->blas_ctl[CTL_GET] ? ((long (*)(void))w->blas_ctl[CTL_GET])() : 1;
         atomic_compare_exchange_strong(&bl_cap, &zero, n > 0 ? n : 1);
