@@ -15,19 +15,34 @@ val() {  # val TEXT KEY
 }
 
 # start NAME CMD...: run CMD in the background (output in $T/NAME.out,
-# pid in PID_NAME and added to PIDS, which the suite's cleanup kills) and
-# wait up to 5 s for it to print "ready".
+# pid in PID_NAME and added to PIDS, which the suite's cleanup kills),
+# wait up to 20 s (while it runs) for it to print "ready", then up to 5 s
+# more for its main thread to sleep: ng_threads without a spinning thread says "ready"
+# from its main thread, runnable until it reaches pause() (a check at that
+# moment, on a loaded CPU, would count one runnable thread too many).
 start() {
     name=$1
     shift
     "$@" >"$T/$name.out" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS="$PIDS $!"
+    sp=$!
+    eval "PID_$name=$sp"
+    PIDS="$PIDS $sp"
     i=0
-    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 100 ]; do
+    while ! grep -q ready "$T/$name.out" 2>/dev/null && [ $i -lt 400 ]; do
+        case $(main_state "$sp") in ''|Z) break ;; esac   # it ended (a launcher that refused)
         sleep 0.05
         i=$((i + 1))
     done
+    i=0
+    while [ "$(main_state "$sp")" = R ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+# main_state PID: the state letter (R, S, ...) of PID's main thread.
+main_state() {
+    sed -n 's/^.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
 # doctor_prereqs: what the doctor suites (t-doctor, t-doctor-sites) need
