@@ -26,7 +26,9 @@ ngt_cluster
 
 # run_job NAME CPU-BIND [PREFIX...]: 2 ranks, one spinning thread each, in
 # the background (srun started through PREFIX, e.g. as another user);
-# sets JOB (the job id) and SRUN (srun's pid) once both ranks are ready.
+# sets JOB (the job id) and SRUN (srun's pid) once both ranks are ready
+# (up to 60 s: a loaded machine; the loop ends as soon as they are). The
+# job is the running one: a previous job still completing is not it.
 run_job() {
     local out=$NGT_OUT/$1 bind=$2 i=0
     shift 2
@@ -34,12 +36,15 @@ run_job() {
     "$@" timeout -k 5 "$NGC_SRUN_TIMEOUT" srun -n 2 --cpu-bind="$bind" "${RUN_CMD[@]:-$HELPER}" 1 0 64 >"$out" 2>"$out.err" &
     SRUN=$!
     JOB=""
-    while [ $i -lt 200 ] && { [ -z "$JOB" ] || [ "$(grep -c ready "$out")" -lt 2 ]; }; do
-        JOB=$(squeue -h -o %i 2>/dev/null | head -1)
+    while [ $i -lt 1200 ] && { [ -z "$JOB" ] || [ "$(grep -c ready "$out")" -lt 2 ]; }; do
+        JOB=$(running_job)
+        kill -0 "$SRUN" 2>/dev/null || break
         sleep 0.05
         i=$((i + 1))
     done
 }
+# running_job: the id of the job in state RUNNING (one at a time here).
+running_job() { squeue -h -t R -o %i 2>/dev/null | head -1; }
 end_job() {
     scancel "$JOB" 2>/dev/null
     wait "$SRUN" 2>/dev/null
@@ -109,7 +114,8 @@ ctypes.CDLL(None).prctl(15, b"slurmstepd", 0, 0, 0)
 print("ready", os.environ["SLURM_JOB_ID"], os.getpid(), flush=True)
 time.sleep(30)' >"$out" 2>&1 &
     SRUN=$!
-    while [ $i -lt 200 ] && ! grep -q ready "$out"; do
+    while [ $i -lt 1200 ] && ! grep -q ready "$out"; do
+        kill -0 "$SRUN" 2>/dev/null || break
         sleep 0.05
         i=$((i + 1))
     done
@@ -118,7 +124,13 @@ time.sleep(30)' >"$out" 2>&1 &
     task=$(sed -n 's/^ready [0-9]* \([0-9]*\)$/\1/p' "$out")
     setpriv --reuid=65534 --regid=65534 --clear-groups env SLURM_JOB_ID="$JOB" sleep 60 &
     fake=$!
-    sleep 0.2
+    # Until it runs as sleep (setpriv and env exec'd: uid 65534, the
+    # job's SLURM_JOB_ID in its environment): the process check must leave out.
+    i=0
+    while [ $i -lt 200 ] && [ "$(cat /proc/$fake/comm 2>/dev/null)" != sleep ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
     "$NGT_CLI" check --local --job "$JOB" --json >"$out.json" 2>"$out.err"
     "$NGT_CLI" check --local --job "$JOB" >"$out.txt" 2>&1
     local stepd
@@ -208,7 +220,8 @@ if [ -n "$cgv" ]; then
         ngc_srun -n 1 -c 1 --cpu-bind=none env -u SLURM_JOB_ID "$HELPER" 0 0 64 >"$NGT_OUT/one" 2>&1 &
         SRUN=$!
         i=0
-        while [ $i -lt 200 ] && ! grep -q 'ready\|launch failed' "$NGT_OUT/one"; do
+        while [ $i -lt 1200 ] && ! grep -q 'ready\|launch failed' "$NGT_OUT/one"; do
+            kill -0 "$SRUN" 2>/dev/null || break
             sleep 0.05
             i=$((i + 1))
         done
@@ -216,7 +229,7 @@ if [ -n "$cgv" ]; then
         wait "$SRUN" 2>/dev/null
         sleep 1
     done
-    JOB=$(squeue -h -o %i | head -1)
+    JOB=$(running_job)
     "$NGT_CLI" check --local --job "$JOB" --json >"$NGT_OUT/one.json"
     end_job
     is "$(sj "$NGT_OUT/one.json" '[(p["cpus"] == p["allowed_cpus"], len(p["cpus"]) == 1, p["bound"]) for p in ps]')" \
@@ -226,7 +239,7 @@ if [ -n "$cgv" ]; then
     JOB=$(sbatch --parsable -t 2 -n 2 -o "$NGT_OUT/batch.out" \
           --wrap "srun -n 2 --cpu-bind=map_cpu:0,1 $HELPER 0 0 64")
     i=0
-    while [ $i -lt 200 ] && [ "$(grep -c ready "$NGT_OUT/batch.out" 2>/dev/null)" != 2 ]; do
+    while [ $i -lt 1200 ] && [ "$(grep -c ready "$NGT_OUT/batch.out" 2>/dev/null)" != 2 ]; do
         sleep 0.05
         i=$((i + 1))
     done

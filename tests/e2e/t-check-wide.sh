@@ -53,9 +53,12 @@ out=$NGT_OUT/job
 as_user $U timeout -k 5 $((NGC_SRUN_TIMEOUT + 120)) srun -N 2 -n 4 --numa-policy=local \
     "$NGT_SHARED/ng_threads" 1 0 64 >"$out" 2>"$out.err" &
 SRUN=$!
+# (up to 60 s: a loaded machine; the loop ends as soon as all 4 are ready)
 i=0
-while [ $i -lt 300 ] && [ "$(grep -c ready "$out" 2>/dev/null)" -lt 4 ]; do sleep 0.05; i=$((i + 1)); done
-JOB=$(squeue -h -o %i | head -1)
+while [ $i -lt 1200 ] && [ "$(grep -c ready "$out" 2>/dev/null)" -lt 4 ] && kill -0 "$SRUN" 2>/dev/null; do
+    sleep 0.05; i=$((i + 1))
+done
+JOB=$(squeue -h -t R -o %i | head -1)
 ok $([ "$(grep -c ready "$out")" = 4 ] && [ -n "$JOB" ]; echo $?) "job $JOB: 4 tasks running on ng[1-2]"
 
 alone "$NG" check --job "$JOB" --json >"$NGT_OUT/root.json" 2>"$NGT_OUT/root.err"
@@ -162,7 +165,7 @@ if command -v gdb >/dev/null 2>&1 && [ -x /usr/bin/python3 ]; then
         /usr/bin/python3 "$NGT_SHARED/check_job_forge.py" "$JOB" ng1 "$NGT_SHARED/forged.json" 120 \
         >"$NGT_OUT/forge.out" 2>&1 &
     FORGER=$!
-    for ((i = 0; i < 300; i++)); do grep -q ready "$NGT_OUT/forge.out" && break; sleep 0.05; done
+    for ((i = 0; i < 1200; i++)); do grep -q ready "$NGT_OUT/forge.out" && break; kill -0 "$FORGER" 2>/dev/null || break; sleep 0.05; done
     # (the forger may miss a node side that printed before it was stopped:
     # root's check then says ng1 failed; tried again, up to 5 times)
     t0=$SECONDS
