@@ -87,12 +87,18 @@ ngt_check expect "$f" "srun -N 2" 0:node=ng1 1:node=ng1 2:node=ng2 3:node=ng2 \
 # ngc_init stops at once with one line saying what to add to /etc/hosts.
 # hosts_ns TAG HOSTS-FILE-TEXT: run that cluster under that /etc/hosts;
 # prints its "# /etc/hosts" line, then the nodes srun ran on and their
-# state, or "init failed after Ns: <line>".
+# state, or "init failed after Ns: <line>". Names are looked up in that
+# file alone (nsswitch.conf's hosts: files): a name missing there would
+# else go to DNS, which may know this host (a cloud VM's resolver) or
+# answer late (a lost packet: 5 s), and "at once" would depend on it.
 hosts_ns() {
     local h=$NGT_OUT/hosts.$1
     printf '%s' "$2" >"$h"
+    { grep -v '^hosts:' /etc/nsswitch.conf 2>/dev/null || printf 'passwd: files\ngroup: files\nshadow: files\n'
+      echo 'hosts: files'; } >"$h.nsswitch"
     unshare -m --propagation private bash -c '
         mount --bind "$1" /etc/hosts || exit 9
+        [ ! -e /etc/nsswitch.conf ] || mount --bind "$1.nsswitch" /etc/nsswitch.conf || exit 9
         name=$(uname -n)
         echo "# /etc/hosts: $(getent hosts "$name" || echo "$name does not resolve")"
         . "$2/tests/slurm/cluster.sh"
