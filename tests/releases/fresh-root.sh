@@ -19,8 +19,10 @@
 #     and already run in `make check` on the host and in check-releases.
 #
 # Per release it prints the Slurm version, the demo's package count and
-# time, the suites' lines, and "<release>: N passed, N failed"; the closing
-# line adds them up (`make demo` counts as one test).
+# time, the suites' lines, and "<release>: N passed, N failed"; then each
+# release's failed tests again ("<release>: <suite>: not ok ...", at most
+# 10: a CI log is often read from its tail); the closing line adds them up
+# (`make demo` counts as one test).
 #
 # Settings:
 #   NG_FRESH_RELEASES   releases (default "bookworm trixie": Debian 12, 13)
@@ -174,11 +176,12 @@ fi
 [ "$(id -u)" = 0 ] || { log "make check-fresh needs root (debootstrap, overlayfs, chroot)"; exit 2; }
 T0=$(date +%s)
 tp=0 tf=0 no=0
-summary=()
+summary=() failures=()
 for rel in $RELEASES; do
     t0=$(date +%s)
     if ! bootstrap "$rel"; then
         summary+=("$rel: the base root could not be made: 0 passed, 1 failed")
+        failures+=("$rel: not ok - the base root could not be made (debootstrap)")
         tf=$((tf + 1)); no=$((no + 1)); continue
     fi
     out=$(unshare -m --propagation private bash "$0" --inside "$rel" "$no" 2>&1)
@@ -193,9 +196,21 @@ for rel in $RELEASES; do
         f=$((f + 1))
     fi
     summary+=("$rel: $p passed, $f failed ($(( $(date +%s) - t0 ))s)")
+    # Its failed tests again for the closing summary, each with its suite
+    # (the "== t-x.sh: ..." line above it), at most 10.
+    if [ "$f" -gt 0 ]; then
+        fl=$(printf '%s\n' "$out" | awk -v rel="$rel" '
+            /^#   == [^ ]+: [0-9]+ passed/ { suite = $3; sub(/:$/, "", suite); next }
+            /^not ok - / { print rel ": " $0; next }
+            /^#      not ok / { l = $0; sub(/^#      /, "", l); print rel ": " suite ": " l }' | head -10)
+        [ -n "$check" ] || [ "${NG_FRESH_CHECK:-1}" = 0 ] || fl=${fl:+$fl$'\n'}"$rel: not ok - make check ended without its closing line (log $CACHE/fresh-$rel.check.log)"
+        failures+=("$fl")
+    fi
     tp=$((tp + p)); tf=$((tf + f)); no=$((no + 1))
 done
 echo "== check-fresh ($(( $(date +%s) - T0 ))s; make check there: NG_TESTS=\"$TESTS\"):"
 for s in "${summary[@]}"; do echo "== $s"; done
+# What failed, named here too: a CI log is often read from its tail only.
+for s in "${failures[@]}"; do printf '%s\n' "$s" | sed 's/^/==   /'; done
 echo "$tp passed, $tf failed"
 [ "$tf" -eq 0 ] && [ "$tp" -gt 0 ]
