@@ -248,6 +248,18 @@ ranks() {
         [ "$q" = "$lp" ] && echo "${d#/proc/}"
     done | sort -n | paste -sd, -
 }
+# launched NAME: wait until both ranks of launcher NAME said ready (up to
+# 60 s: a launcher starts slowly on a loaded machine; the wait ends as soon
+# as they are ready, or the launcher is gone: 1, as when it refused).
+launched() {
+    eval "lp=\$PID_$1"
+    i=0
+    while [ "$(grep -c ready "$T/$1.out")" -lt 2 ] && [ $i -lt 1200 ]; do
+        case $(main_state "$lp") in ''|Z) return 1 ;; esac
+        sleep 0.05; i=$((i + 1))
+    done
+    [ "$(grep -c ready "$T/$1.out")" -ge 2 ]
+}
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # By their own names: plain mpirun is whichever MPI Debian's alternatives
 # picked (MPICH's on a fresh root where both are installed).
@@ -255,8 +267,7 @@ OMPIRUN=$(command -v mpirun.openmpi)
 if [ -n "$OMPIRUN" ]; then
     # Open MPI binds to core for np <= 2; every rank gets every GPU to split.
     start ompi2 "$OMPIRUN" -np 2 -x CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
-    i=0
-    while [ "$(grep -c ready "$T/ompi2.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    launched ompi2
     "$NG" check --topology "$XE" --pid "$(ranks ompi2)" --json >"$T/o2.json"
     "$NG" check --topology "$XE" --pid "$(ranks ompi2)" >"$T/o2.txt"
     kill $(ranks ompi2 | tr , ' ') 2>/dev/null
@@ -271,21 +282,13 @@ if [ -n "$OMPIRUN" ]; then
     # to one core ("PRTE ERROR: Out of resource"): there mpirun starts under
     # taskset -c 0 with no binding of its own, and the ranks inherit CPU 0.
     how="mpirun -np 2 --cpu-set 0 --bind-to core:overload-allowed"
-    ranks_ready() {
-        i=0
-        while [ "$(grep -c ready "$T/ompip.out")" -lt 2 ] && [ $i -lt 200 ]; do
-            eval "kill -0 \$PID_ompip" 2>/dev/null || return 1
-            sleep 0.05; i=$((i + 1))
-        done
-        [ "$(grep -c ready "$T/ompip.out")" -ge 2 ]
-    }
     start ompip "$OMPIRUN" -np 2 --oversubscribe --cpu-set 0 --bind-to core:overload-allowed "$HELPER" 1 0 64
-    if ! ranks_ready; then
+    if ! launched ompip; then
         echo "# $how refused: $(grep -m1 -i error "$T/ompip.out")"
         stop ompip
         how="taskset -c 0 mpirun -np 2 --bind-to none"
         start ompip taskset -c 0 "$OMPIRUN" -np 2 --oversubscribe --bind-to none "$HELPER" 1 0 64
-        ranks_ready
+        launched ompip
     fi
     RP=$(ranks ompip)
     "$NG" check --pid "$RP" --json >"$T/op.json"
@@ -302,8 +305,7 @@ else
 fi
 if command -v mpiexec.mpich >/dev/null; then
     start mpich mpiexec.mpich -n 2 env CUDA_VISIBLE_DEVICES=0,1 "$HELPER" 0 0 64
-    i=0
-    while [ "$(grep -c ready "$T/mpich.out")" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    launched mpich
     "$NG" check --topology "$XE" --pid "$(ranks mpich)" --json >"$T/mp.json"
     kill $(ranks mpich | tr , ' ') 2>/dev/null
     stop mpich
