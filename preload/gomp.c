@@ -2,14 +2,62 @@
  * GCC-compiled code linked against it). Each takes the region's
  * num_threads clause as an argument (0: none) and starts the team at
  * once, so the governor's answer simply replaces that argument. The
- * combined forms return when the region is over: the governor is told
- * there (ngo_region_end); the pre-4.9 _start forms end in
- * GOMP_parallel_end, interposed for that alone. */
+ * combined forms' region ends for the governor (ngo_region_end) when the
+ * caller's own call of the region's function returns (run_region, below);
+ * GOMP_parallel_reductions when the runtime returns; the pre-4.9 _start
+ * forms end in GOMP_parallel_end, interposed for that alone. */
 #include "gov.h"
 
 #define SITE ((uintptr_t)__builtin_return_address(0))
 
 typedef void (*ngo_fn)(void *);
+
+/* The combined forms (but GOMP_parallel_reductions) hand the runtime the
+ * region's function wrapped (run_region) and jump to the runtime: the
+ * caller's own call of the function ends the region for the governor,
+ * and the runtime returns straight to the program. Coming back into a
+ * frame here after the runtime's team end (a futex wake, a system call;
+ * perf puts the time on the instructions right after that return) cost
+ * about 4 ns per region, an eighth of the governor's work
+ * (bench/omp_region_cost.c, docs/omp-adaptive.md "Measured"). The
+ * function and its data wait in this thread's entry for the region's
+ * nesting depth; the team's threads read them there while the region
+ * runs (the runtime's end barrier holds the caller until they have). */
+typedef struct ngo_call {
+    ngo_fn fn;
+    void *data;
+} ngo_call;
+#define NEST_MAX 16   /* deeper nests take the plain way: call, then end */
+static _Thread_local __attribute__((tls_model("initial-exec"))) ngo_call t_calls[NEST_MAX];
+static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned t_nest;
+
+/* Every thread of the team runs this; the thread that started the region
+ * (its entry is in this thread's own t_calls) ends it once its call of
+ * the function returned. */
+static void run_region(void *p)
+{
+    ngo_call *c = p;
+    c->fn(c->data);
+    uintptr_t a = (uintptr_t)c, lo = (uintptr_t)t_calls;
+    if (a >= lo && a < lo + sizeof t_calls) {
+        t_nest--;
+        ngo_region_end();
+    }
+}
+
+/* Wrap the region's @p fn and @p data for run_region; 0 when the nest is
+ * too deep (the caller then ends the region itself). */
+static int wrap(ngo_fn *fn, void **data)
+{
+    if (t_nest >= NEST_MAX)
+        return 0;
+    ngo_call *c = &t_calls[t_nest++];
+    c->fn = *fn;
+    c->data = *data;
+    *fn = run_region;
+    *data = c;
+    return 1;
+}
 
 /* The team size to pass for a region of @p entry asking @p n threads. */
 static inline const ngo_rt *decide(enum ngo_sym sym, const char *entry, uintptr_t site,
@@ -26,10 +74,19 @@ static inline const ngo_rt *decide(enum ngo_sym sym, const char *entry, uintptr_
 NGO_EXPORT void GOMP_parallel(ngo_fn fn, void *data, unsigned n, unsigned flags)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL, "GOMP_parallel", SITE, &n);
-    ((void (*)(ngo_fn, void *, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL])(fn, data, n, flags);
-    ngo_region_end();
+    void (*real)(ngo_fn, void *, unsigned, unsigned) =
+        (void (*)(ngo_fn, void *, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL];
+    if (!wrap(&fn, &data)) {
+        real(fn, data, n, flags);
+        ngo_region_end();
+        return;
+    }
+    real(fn, data, n, flags);   /* the last call: a jump */
 }
 
+/* Not wrapped: the runtime reads the task reductions' list from the
+ * first word of @p data (libgomp's and libomp's GOMP_parallel_reductions),
+ * so the data must be the program's own. */
 NGO_EXPORT unsigned GOMP_parallel_reductions(ngo_fn fn, void *data, unsigned n, unsigned flags)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_REDUCTIONS, "GOMP_parallel_reductions", SITE, &n);
@@ -58,9 +115,14 @@ NGO_EXPORT void GOMP_parallel_sections(ngo_fn fn, void *data, unsigned n, unsign
                                        unsigned flags)
 {
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_SECTIONS, "GOMP_parallel_sections", SITE, &n);
-    ((void (*)(ngo_fn, void *, unsigned, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL_SECTIONS])(
-        fn, data, n, count, flags);
-    ngo_region_end();
+    void (*real)(ngo_fn, void *, unsigned, unsigned, unsigned) =
+        (void (*)(ngo_fn, void *, unsigned, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL_SECTIONS];
+    if (!wrap(&fn, &data)) {
+        real(fn, data, n, count, flags);
+        ngo_region_end();
+        return;
+    }
+    real(fn, data, n, count, flags);
 }
 
 NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, unsigned count)
@@ -78,18 +140,28 @@ NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, 
                          long chunk, unsigned flags)                                          \
     {                                                                                         \
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
-        ((void (*)(ngo_fn, void *, unsigned, long, long, long, long, unsigned))rt->fn[sym])(  \
-            fn, data, n, start, end, incr, chunk, flags);                                     \
-        ngo_region_end();                                                                     \
+        void (*real)(ngo_fn, void *, unsigned, long, long, long, long, unsigned) =            \
+            (void (*)(ngo_fn, void *, unsigned, long, long, long, long, unsigned))rt->fn[sym]; \
+        if (!wrap(&fn, &data)) {                                                              \
+            real(fn, data, n, start, end, incr, chunk, flags);                                \
+            ngo_region_end();                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        real(fn, data, n, start, end, incr, chunk, flags);                                    \
     }
 #define LOOP_RUNTIME(name, sym)                                                               \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \
                          unsigned flags)                                                      \
     {                                                                                         \
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
-        ((void (*)(ngo_fn, void *, unsigned, long, long, long, unsigned))rt->fn[sym])(        \
-            fn, data, n, start, end, incr, flags);                                            \
-        ngo_region_end();                                                                     \
+        void (*real)(ngo_fn, void *, unsigned, long, long, long, unsigned) =                  \
+            (void (*)(ngo_fn, void *, unsigned, long, long, long, unsigned))rt->fn[sym];      \
+        if (!wrap(&fn, &data)) {                                                              \
+            real(fn, data, n, start, end, incr, flags);                                       \
+            ngo_region_end();                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        real(fn, data, n, start, end, incr, flags);                                           \
     }
 #define LOOP_START(name, sym)                                                                 \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \

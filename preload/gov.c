@@ -19,7 +19,8 @@
  *    team is cut to max(1, share / threads already in the nest).
  *
  * The entry points call ngo_decide() before the runtime starts a team and
- * ngo_region_end() once the runtime returned (the caller's team is done).
+ * ngo_region_end() once the runtime returned (the caller's team is done;
+ * libgomp's combined forms: once the caller's own share of it returned).
  * Per region a single caller pays a coarse clock read, a few thread-local
  * accesses, two calls into the runtime (its level and its nthreads-var)
  * and one atomic exchange on the way in; a thread-local decrement, a

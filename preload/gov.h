@@ -143,7 +143,8 @@ typedef struct ngo_ask {
  *  leave it to the runtime (the program's own request stands). */
 NGO_HIDDEN unsigned ngo_decide(const ngo_ask *a);
 /** The region this thread last asked ngo_decide() about has returned (the
- *  runtime's entry point came back): when it was the thread's outermost,
+ *  runtime's entry point came back, or for libgomp's combined forms this
+ *  thread's own call of the region's function): when it was the thread's outermost,
  *  the thread counts for the window from now on, then no longer. Called
  *  on the same thread, once per ngo_decide() of a region that ran. */
 NGO_HIDDEN void ngo_region_end(void);

@@ -168,10 +168,21 @@ for rt in gcc clang; do
     [ $rt = clang ] && A=$BUILD/tests/clang/omp_args
     ng_args_check "$A" "$lib" 100
     # From inside a region, the unwinder reaches the function that opened
-    # it through the governor's entry point (for libomp: the stub's frame;
-    # for libgomp: the wrapper's, which waits for the region to end).
-    like "$(grep '^unwind' "$T/args1")" "^unwind caller 1 via .*@libnumaguard-omp\.so" \
+    # it: for libomp through the governor's stub frame; for libgomp through
+    # the runtime's own entry point, which the governor jumped to (its
+    # frame is the region function's wrapper, below the runtime's: gdb's
+    # backtrace next shows it).
+    via="^unwind caller 1 via .*@libnumaguard-omp\.so"
+    [ $rt = gcc ] && via="^unwind caller 1 via GOMP_parallel@libgomp\.so[.0-9]*\$"
+    like "$(grep '^unwind' "$T/args1")" "$via" \
         "$lib: backtrace() inside a region reaches the caller's frame (through the governor's)"
+    # A task reduction (GOMP_parallel_reductions: the runtime reads its
+    # list from the region's data, which must reach it as the program's).
+    if [ $rt = gcc ]; then
+        gov "$BUILD/tests/omp_taskred" 20 >"$T/taskred" 2>&1
+        is "$(cat "$T/taskred") rc $?" "taskred rounds 20 wrong 0 teams 2-2 rc 0" \
+            "$lib: a region with a task reduction: every round's sum right, teams of 2"
+    fi
     if command -v gdb >/dev/null; then
         timeout -k 5 "$LIMIT" gdb -nx -batch -ex 'set startup-with-shell off' \
             -ex "set environment LD_PRELOAD=$GOV" -ex 'set environment NUMAGUARD_OMP_CORES=2' \
