@@ -59,6 +59,20 @@ static int wrap(ngo_fn *fn, void **data)
     return 1;
 }
 
+/* Start the region through the runtime's entry point @p real, whose
+ * arguments are the region's function, its data, then @p ...: wrapped, a
+ * jump (the last call of the entry point that uses it); in too deep a
+ * nest, a call, then the region's end. */
+#define RUN_WRAPPED(real, ...)                                                                \
+    do {                                                                                      \
+        if (!wrap(&fn, &data)) {                                                              \
+            real(fn, data, __VA_ARGS__);                                                      \
+            ngo_region_end();                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        real(fn, data, __VA_ARGS__);                                                          \
+    } while (0)
+
 /* The team size to pass for a region of @p entry asking @p n threads. */
 static inline const ngo_rt *decide(enum ngo_sym sym, const char *entry, uintptr_t site,
                                    unsigned *n)
@@ -76,12 +90,7 @@ NGO_EXPORT void GOMP_parallel(ngo_fn fn, void *data, unsigned n, unsigned flags)
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL, "GOMP_parallel", SITE, &n);
     void (*real)(ngo_fn, void *, unsigned, unsigned) =
         (void (*)(ngo_fn, void *, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL];
-    if (!wrap(&fn, &data)) {
-        real(fn, data, n, flags);
-        ngo_region_end();
-        return;
-    }
-    real(fn, data, n, flags);   /* the last call: a jump */
+    RUN_WRAPPED(real, n, flags);
 }
 
 /* Not wrapped: the runtime reads the task reductions' list from the
@@ -117,12 +126,7 @@ NGO_EXPORT void GOMP_parallel_sections(ngo_fn fn, void *data, unsigned n, unsign
     const ngo_rt *rt = decide(NGO_GOMP_PARALLEL_SECTIONS, "GOMP_parallel_sections", SITE, &n);
     void (*real)(ngo_fn, void *, unsigned, unsigned, unsigned) =
         (void (*)(ngo_fn, void *, unsigned, unsigned, unsigned))rt->fn[NGO_GOMP_PARALLEL_SECTIONS];
-    if (!wrap(&fn, &data)) {
-        real(fn, data, n, count, flags);
-        ngo_region_end();
-        return;
-    }
-    real(fn, data, n, count, flags);
+    RUN_WRAPPED(real, n, count, flags);
 }
 
 NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, unsigned count)
@@ -142,12 +146,7 @@ NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, 
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
         void (*real)(ngo_fn, void *, unsigned, long, long, long, long, unsigned) =            \
             (void (*)(ngo_fn, void *, unsigned, long, long, long, long, unsigned))rt->fn[sym]; \
-        if (!wrap(&fn, &data)) {                                                              \
-            real(fn, data, n, start, end, incr, chunk, flags);                                \
-            ngo_region_end();                                                                 \
-            return;                                                                           \
-        }                                                                                     \
-        real(fn, data, n, start, end, incr, chunk, flags);                                    \
+        RUN_WRAPPED(real, n, start, end, incr, chunk, flags);                                 \
     }
 #define LOOP_RUNTIME(name, sym)                                                               \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \
@@ -156,12 +155,7 @@ NGO_EXPORT void GOMP_parallel_sections_start(ngo_fn fn, void *data, unsigned n, 
         const ngo_rt *rt = decide(sym, #name, SITE, &n);                                      \
         void (*real)(ngo_fn, void *, unsigned, long, long, long, unsigned) =                  \
             (void (*)(ngo_fn, void *, unsigned, long, long, long, unsigned))rt->fn[sym];      \
-        if (!wrap(&fn, &data)) {                                                              \
-            real(fn, data, n, start, end, incr, flags);                                       \
-            ngo_region_end();                                                                 \
-            return;                                                                           \
-        }                                                                                     \
-        real(fn, data, n, start, end, incr, flags);                                           \
+        RUN_WRAPPED(real, n, start, end, incr, flags);                                        \
     }
 #define LOOP_START(name, sym)                                                                 \
     NGO_EXPORT void name(ngo_fn fn, void *data, unsigned n, long start, long end, long incr,  \
