@@ -341,6 +341,12 @@ unsigned ngo_decide(const ngo_ask *a)
         return explicit_team(a, c);
     unsigned cores = cores_now(c, now);
     unsigned share = cores / c ? cores / c : 1;
+    /* A team of 1 (a pool's callers, most of its regions) needs no look
+     * at the runtime's count, which is at least 1: one call into the
+     * runtime less per region (with the count at 1 as well, 1 passed
+     * where 0 would be: the same team). */
+    if (share <= 1 && promise <= 1 && !echo && !g_debug)
+        return 1;
     /* the most it may get: the runtime's count, or the clause it echoes */
     unsigned icv = echo ? a->clause : (unsigned)call_int0(a->rt, NGO_OMP_GET_MAX_THREADS, 1);
     unsigned give = share > promise ? share : promise;
