@@ -313,26 +313,9 @@ static unsigned explicit_team(const ngo_ask *a, unsigned c)
     return give < k ? give : a->clause;
 }
 
-unsigned ngo_decide(const ngo_ask *a)
+/* The team of this thread's outermost region (arrived, counted). */
+static unsigned outermost(const ngo_ask *a, uint64_t now)
 {
-    int level = call_int0(a->rt, NGO_OMP_GET_LEVEL, 0);
-    uint64_t now = now_ms();
-    recount(now);
-    /* Depth, not the runtime's level, tells the outermost region's end:
-     * a region of another runtime inside this one's is at that runtime's
-     * level 0, and the way out needs no call into the runtime. */
-    if (t_depth)
-        t_depth++;
-    if (level > 0) {
-        unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0), now);
-        unsigned cut = nested(a, level, a->clause, budget);
-        return cut ? cut : a->clause;
-    }
-    if (!t_depth) {
-        arrive(now);
-        t_depth = 1;
-        t_blas_outer = 0;
-    }
     unsigned c = callers(1);
     unsigned promise = t_promise;
     t_promise = 0;
@@ -357,6 +340,29 @@ unsigned ngo_decide(const ngo_ask *a)
                 c == 1 ? "" : "s", cores, cores < g_budget ? " (others' load leaves free)" : "",
                 promise > share ? " (kept what omp_get_max_threads said)" : "", give);
     return give < icv || echo ? give : 0;
+}
+
+unsigned ngo_decide(const ngo_ask *a)
+{
+    int level = call_int0(a->rt, NGO_OMP_GET_LEVEL, 0);
+    uint64_t now = now_ms();
+    recount(now);
+    /* Depth, not the runtime's level, tells the outermost region's end:
+     * a region of another runtime inside this one's is at that runtime's
+     * level 0, and the way out needs no call into the runtime. */
+    if (t_depth)
+        t_depth++;
+    if (level > 0) {
+        unsigned budget = a->clause || t_own_count ? g_budget : share_of(callers(0), now);
+        unsigned cut = nested(a, level, a->clause, budget);
+        return cut ? cut : a->clause;
+    }
+    if (!t_depth) {
+        arrive(now);
+        t_depth = 1;
+        t_blas_outer = 0;
+    }
+    return outermost(a, now);
 }
 
 unsigned ngo_blas_enter(int *counted)
