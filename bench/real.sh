@@ -36,6 +36,8 @@ rc=0
 start=$(date +%s)
 ob=/usr/lib/x86_64-linux-gnu/openblas
 
+# The Python programs' single callers print the median of this many passes.
+PASSES=5
 declare -A cmd prog
 cmd[none]=""
 cmd[auto]="$ng exec --numa-policy=none --omp-guard --"
@@ -45,10 +47,10 @@ configs="none auto omp1 adaptive"
 # The programs: NAME -> "POOL COMMAND|SINGLE COMMAND" (a single caller's
 # command only for ImageMagick: its pool would be processes, which each
 # govern their own threads).
-prog[np-pthreads]="env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 16 20 192|env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 1 20 512 5"
-prog[np-openmp]="env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 16 20 192|env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 1 20 512 5"
-prog[sklearn]="$PY tests/omp/sk_pool.py 8 8|$PY tests/omp/sk_pool.py 1 40 5"
-prog[torch]="$PY tests/omp/torch_pool.py pool 8 50|$PY tests/omp/torch_pool.py pool 1 300 5"
+prog[np-pthreads]="env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 16 20 192|env LD_LIBRARY_PATH=$ob-pthread $PY tests/omp/np_pool.py 1 20 512 $PASSES"
+prog[np-openmp]="env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 16 20 192|env LD_LIBRARY_PATH=$ob-openmp $PY tests/omp/np_pool.py 1 20 512 $PASSES"
+prog[sklearn]="$PY tests/omp/sk_pool.py 8 8|$PY tests/omp/sk_pool.py 1 40 $PASSES"
+prog[torch]="$PY tests/omp/torch_pool.py pool 8 50|$PY tests/omp/torch_pool.py pool 1 300 $PASSES"
 prog[imagemagick]="|convert -size 1200x1200 -seed 1 plasma:fractal -blur 0x6 -resize 150% null:"
 prog[probe-gcc]="$bin/omp_pool 16 1.0 2|$bin/omp_pool 1 1.0 2 4194304 0.3"
 prog[probe-clang]="$bin/omp_pool_clang 16 1.0 2|$bin/omp_pool_clang 1 1.0 2 4194304 0.3"
@@ -158,7 +160,7 @@ echo "section f with gcc and clang (single: 1 worker, 32 MiB regions). Speed: 1 
 echo "the seconds the program prints for its work (imports excluded), the probe's"
 echo "steps/s, convert's 1 / wall time. Each cell: the median over $RUNS interleaved"
 echo "rounds of the per-round ratio. \`exec\` is \`numaguard exec --numa-policy=none\`."
-echo "The Python programs' single callers run their work 5 times in one process"
+echo "The Python programs' single callers run their work $PASSES times in one process"
 echo "and print the median pass (np_pool.py, sk_pool.py, torch_pool.py's PASSES):"
 echo "on this shared 2-core VM one 0.2-0.5 s pass varies by 10-25% from the next"
 echo "in the same process, more than the 5% a single caller's target allows (30"

@@ -24,7 +24,8 @@
  * Per region a single caller pays a coarse clock read, a few thread-local
  * accesses, two calls into the runtime (its level and its nthreads-var)
  * and one atomic exchange on the way in; a thread-local decrement, a
- * coarse clock read and one store on the way out. */
+ * coarse clock read and one store on the way out. A caller whose share
+ * is one core (a pool's) makes one call into the runtime: its level. */
 #include "gov.h"
 
 #include <pthread.h>

@@ -1,7 +1,8 @@
 """scikit-learn in a thread pool (tests/e2e/t-omp-adaptive.sh, bench/real.sh).
 sk_pool.py [THREADS [ROUNDS [PASSES]]]: THREADS jobs of joblib's threading
-backend each fit a KMeans (its Lloyd iterations are OpenMP loops with num_threads(n), n read from
-omp_get_max_threads() as the fit starts) ROUNDS times, after one fit alone.
+backend each fit a KMeans (its Lloyd iterations are OpenMP loops with
+num_threads(n), n read from omp_get_max_threads() as the fit starts) ROUNDS
+times, after one fit alone.
 Prints "ok inertia=X secs=S" (S: the pool's time, the fit alone not counted;
 with PASSES > 1 the pool runs PASSES times and S is the median pass, see
 torch_pool.py; X: the first pass's)."""
