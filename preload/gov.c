@@ -74,8 +74,6 @@ static unsigned g_budget = 1;
 static unsigned g_default;             /* the team a thread gets by default (echo_of_default) */
 static int g_look_at_load = 1;         /* NUMAGUARD_OMP_LOAD */
 static _Atomic int g_together;         /* two callers were seen at once (callers) */
-static _Atomic int g_pool_seen;        /* a pool was seen (cores_now) */
-static _Atomic uint64_t g_pool_since;  /* 1 + ms of the first decision with 2+ callers */
 static uint64_t g_window_ms = WINDOW_MS;   /* NUMAGUARD_OMP_WINDOW_MS */
 static int g_debug;
 static pthread_key_t g_key;
@@ -225,31 +223,16 @@ static unsigned callers(int me)
     return c ? c : 1;
 }
 
-/* A pool: decisions with 2+ callers for at least two windows (a main
- * thread's start-up region beside a lone worker counts it as a second
- * caller for one window only: that is no pool). */
-static void note_pool(unsigned c, uint64_t now)
-{
-    if (c < 2 || atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
-        return;
-    uint64_t since = atomic_load_explicit(&g_pool_since, memory_order_relaxed), zero = 0;
-    if (!since)
-        atomic_compare_exchange_strong(&g_pool_since, &zero, now + 1);
-    else if (now + 1 >= since + 2 * g_window_ms)
-        atomic_store_explicit(&g_pool_seen, 1, memory_order_relaxed);
-}
-
-/* The cores to share: B; in a process that has shown a pool, only those
- * that others' load leaves free (a team wider than the free cores waits
- * at each barrier for a partner another thread holds: a lone caller after
- * a pool, on busy cores, loses to a team of 1). A process that never had
- * a pool keeps B: one caller on its own cores gets all of them. */
+/* The cores to share: those of B that others' load leaves free. A team
+ * wider than the free cores waits at each barrier for a partner another
+ * thread holds: a lone caller on busy cores (a pool's last caller; a
+ * program's first product before its pool starts) loses to a team of 1,
+ * by milliseconds per region. One caller on quiet cores gets all of them. */
 static unsigned cores_now(unsigned c, uint64_t now)
 {
-    note_pool(c, now);
-    if (!g_look_at_load || g_budget < 2 || !atomic_load_explicit(&g_pool_seen, memory_order_relaxed))
+    if (!g_look_at_load || g_budget < 2)
         return g_budget;
-    return ngo_free_cores(now, g_budget);
+    return ngo_free_cores(now, g_budget, c);
 }
 
 static unsigned share_of(unsigned c, uint64_t now)
@@ -420,12 +403,13 @@ int ngo_max_threads(const ngo_rt *rt)
     uint64_t now = now_ms();
     recount(now);
     touch(now);
-    unsigned share = share_of(callers(1), now);
+    unsigned c = callers(1), cores = cores_now(c, now);
+    unsigned share = cores / c ? cores / c : 1;
     unsigned give = share < (unsigned)icv ? share : (unsigned)icv;
     t_promise = give;
     if (g_debug && give < (unsigned)icv)
-        ngo_say("%s omp_get_max_threads: %u instead of %d (%u callers share %u cores)", rt->kind,
-                give, icv, callers(1), g_budget);
+        ngo_say("%s omp_get_max_threads: %u instead of %d (%u callers share %u cores%s)", rt->kind,
+                give, icv, c, cores, cores < g_budget ? ", others' load leaving those free" : "");
     return (int)give;
 }
 
@@ -476,8 +460,6 @@ static void after_fork_child(void)
     atomic_store(&g_recent, 0);
     atomic_store(&g_next_recount, 0);
     atomic_store(&g_together, 0);
-    atomic_store(&g_pool_seen, 0);
-    atomic_store(&g_pool_since, 0);
     t_slot = -1;
     t_depth = 0;   /* a fork inside a region: the child's way out ends nothing */
     t_promise = 0;
@@ -556,6 +538,8 @@ __attribute__((constructor)) static void ngo_init(void)
     const char *l = getenv("NUMAGUARD_OMP_LOAD");
     g_look_at_load = !(l && strcmp(l, "0") == 0);
     ngo_load_init();
+    if (g_look_at_load && g_budget >= 2)
+        ngo_load_start();
     pthread_key_create(&g_key, thread_gone);
     pthread_atfork(NULL, NULL, after_fork_child);
     if (g_debug)

@@ -120,12 +120,16 @@ NGO_HIDDEN void ngo_rt_scan_static(void);
 
 /** Called once from the constructor: the process's CPUs, the tick. */
 NGO_HIDDEN void ngo_load_init(void);
+/** Called once from the constructor where the load will be looked at:
+ *  the first sample starts now (the process's start). */
+NGO_HIDDEN void ngo_load_start(void);
 /** Of @p budget cores, those others leave free (at least 1): the load on
  *  the process's CPUs that is not this process's, sampled at most every
- *  100 ms by one caller (@p now: ms), 3/4 of a core free counting as free. */
-NGO_HIDDEN unsigned ngo_free_cores(uint64_t now, unsigned budget);
-/** Others' load at the last sample, in hundredths of a core (debug). */
-NGO_HIDDEN unsigned ngo_others_pct(void);
+ *  100 ms by one caller (@p now: ms), 3/4 of a core free counting as free
+ *  (in the first sample, from the process's start, 50 ms or more: 1/4);
+ *  over a sample in which the process had more @p callers than cores,
+ *  others' demand as the scheduler's sharing by thread tells it. */
+NGO_HIDDEN unsigned ngo_free_cores(uint64_t now, unsigned budget, unsigned callers);
 /** The cores the process's cgroup CPU quota allows (cgroup v2 cpu.max,
  *  v1 cpu.cfs_quota_us, the lowest on the way up), at least 1; 0 = none. */
 NGO_HIDDEN unsigned ngo_quota_cores(void);

@@ -1,7 +1,6 @@
 /* The load on the task's cores that is not this process's, and the CPU
- * quota of its cgroup (docs/omp-adaptive.md, "A lone caller after a
- * pool"). The governor asks only for a process that has shown a pool
- * (two callers at once): its last caller gets a wider team only where
+ * quota of its cgroup (docs/omp-adaptive.md, "A lone caller gets more
+ * threads only where they pay"). A caller gets a wider team only where
  * the cores are free to run it. A wider team on a core another thread
  * holds waits for its partner at every barrier (milliseconds per region),
  * and loses to a team of 1.
@@ -10,7 +9,29 @@
  * (this process's CPU time, CLOCK_PROCESS_CPUTIME_ID), over the last
  * sample (at least SAMPLE_MS; one thread samples at a time, the others
  * read the last answer). /proc/stat counts in ticks (10 ms): over 100 ms
- * on 2 cores that is 5% of a core, enough to tell a spinning process. */
+ * on 2 cores that is 5% of a core, enough to tell a spinning process.
+ *
+ * The first sample starts when the governor does (the process's start)
+ * and may end FIRST_MS later: a program's first regions (numpy's first
+ * product, 50-150 ms after Python starts) then already see a spinning
+ * process. Over so short a sample each CPU's count is off by up to a
+ * tick (a fifth of a core over 50 ms), so there a core counts as busy
+ * only when others hold 3/4 of it, not 1/4. Before FIRST_MS nothing is
+ * known: the cores count as free.
+ *
+ * A process that runs more callers than it has cores (a pool of teams of
+ * 1) squeezes the others: a spinning process beside 8 callers on 2 cores
+ * gets 2/9 of a core, and its usage would say the cores are free just
+ * before the pool's last caller, alone, would need them (its team of 2
+ * then waits for the spinner at every barrier: PyTorch's pool 0.75-0.85x
+ * of OMP_NUM_THREADS=1 in some runs). Over such a sample others' demand
+ * is estimated as the scheduler shares a CPU, by thread: others got u
+ * cores, this process o with its C callers runnable, so others had about
+ * C * u / o threads runnable (at most the cores). That is a lower bound
+ * at best (threads that wake often get more than their share; a tick is
+ * a tenth of a core over 100 ms on 2 CPUs): such a sample may raise the
+ * busy cores, never lower them. They come down with the first sample
+ * after the crowd (the pool's last callers), at most 100 ms later. */
 #include "gov.h"
 
 #include <fcntl.h>
@@ -23,12 +44,14 @@
 #include <unistd.h>
 
 #define SAMPLE_MS 100
+#define FIRST_MS 50
 #define STAT_MAX (256 * 1024)   /* the cpu lines come first; the rest is not read */
 
 static cpu_set_t g_cpus;                /* the process's CPUs, at start */
 static long g_tick_ns = 10000000;       /* USER_HZ */
 static _Atomic uint64_t g_next_sample;  /* ms */
-static _Atomic unsigned g_others_pct;   /* others' load, in hundredths of a core */
+static _Atomic unsigned g_busy;         /* cores others' load holds, at the last sample */
+static _Atomic unsigned g_crowd;        /* the most callers since the last sample */
 static uint64_t g_last_busy_ticks, g_last_own_ns, g_last_ns;   /* the sampling thread's */
 static char g_stat[STAT_MAX];
 
@@ -47,6 +70,13 @@ void ngo_load_init(void)
     long hz = sysconf(_SC_CLK_TCK);
     if (hz > 0)
         g_tick_ns = 1000000000L / hz;
+}
+
+/* The cores others' load holds: hundredths of a core @p pct over a
+ * sample of @p ms (see the top). */
+static unsigned busy_cores(unsigned pct, uint64_t ms)
+{
+    return (pct + (ms >= SAMPLE_MS ? 75 : 25)) / 100;
 }
 
 /* "cpuN user nice system idle iowait irq softirq steal ...": the busy
@@ -92,35 +122,56 @@ static uint64_t busy_ticks(void)
     return busy;
 }
 
-static void sample(void)
+/* Others' demand, in cores: their usage @p others, unless this process
+ * ran more than @p budget callers (@p crowd) and used @p mine (see the top). */
+static double demand(double others, double mine, unsigned crowd, unsigned budget)
+{
+    if (crowd <= budget || mine <= 0 || others <= 0)
+        return others;
+    double d = others * crowd / mine;
+    return d > others ? (d < budget ? d : budget) : others;
+}
+
+static void sample(unsigned budget)
 {
     uint64_t t = mono_ns(CLOCK_MONOTONIC), own = mono_ns(CLOCK_PROCESS_CPUTIME_ID);
     uint64_t busy = busy_ticks();
+    unsigned crowd = atomic_exchange_explicit(&g_crowd, 0, memory_order_relaxed);
     if (g_last_ns && busy >= g_last_busy_ticks && t > g_last_ns) {
+        double span = (double)(t - g_last_ns);
         double all = (double)(busy - g_last_busy_ticks) * (double)g_tick_ns;
-        double others = (all - (double)(own - g_last_own_ns)) / (double)(t - g_last_ns);
-        atomic_store_explicit(&g_others_pct, others > 0 ? (unsigned)(others * 100) : 0,
-                              memory_order_relaxed);
+        double mine = (double)(own - g_last_own_ns) / span, others = all / span - mine;
+        double d = demand(others, mine, crowd, budget);
+        unsigned pct = d > 0 ? (unsigned)(d * 100) : 0;
+        unsigned b = busy_cores(pct, (t - g_last_ns) / 1000000u);
+        /* crowded: a lower bound, which may say others came, never that
+         * they left (see the top) */
+        unsigned was = atomic_load_explicit(&g_busy, memory_order_relaxed);
+        if (crowd > budget && was > b)
+            b = was;
+        atomic_store_explicit(&g_busy, b, memory_order_relaxed);
     }
     g_last_busy_ticks = busy;
     g_last_own_ns = own;
     g_last_ns = t;
 }
 
-unsigned ngo_free_cores(uint64_t now, unsigned budget)
+void ngo_load_start(void)
 {
-    uint64_t due = atomic_load_explicit(&g_next_sample, memory_order_relaxed);
-    if (now >= due && atomic_compare_exchange_strong(&g_next_sample, &due, now + SAMPLE_MS))
-        sample();
-    unsigned others = atomic_load_explicit(&g_others_pct, memory_order_relaxed);
-    /* A core counts as free when others leave at least 3/4 of it. */
-    unsigned busy = (others + 75) / 100;
-    return busy < budget ? budget - busy : 1;
+    sample(0);
+    atomic_store(&g_next_sample, g_last_ns / 1000000u + FIRST_MS);
 }
 
-unsigned ngo_others_pct(void)
+unsigned ngo_free_cores(uint64_t now, unsigned budget, unsigned callers)
 {
-    return atomic_load_explicit(&g_others_pct, memory_order_relaxed);
+    /* written only when the count grows: once per sample in a steady pool */
+    if (callers > atomic_load_explicit(&g_crowd, memory_order_relaxed))
+        atomic_store_explicit(&g_crowd, callers, memory_order_relaxed);
+    uint64_t due = atomic_load_explicit(&g_next_sample, memory_order_relaxed);
+    if (now >= due && atomic_compare_exchange_strong(&g_next_sample, &due, now + SAMPLE_MS))
+        sample(budget);
+    unsigned busy = atomic_load_explicit(&g_busy, memory_order_relaxed);
+    return busy < budget ? budget - busy : 1;
 }
 
 /* ---------------------------------------------------------------- */
