@@ -223,7 +223,7 @@ static const ngo_rt *resolve(uintptr_t site, enum ngo_sym sym)
     return rt;
 }
 
-const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym)
+static const ngo_rt *site_lookup(uintptr_t site, enum ngo_sym sym)
 {
     size_t h = (size_t)((site >> 2) * 0x9E3779B97F4A7C15ull >> 52) % SITES;
     for (unsigned probe = 0; probe < 16; probe++) {
@@ -244,6 +244,22 @@ const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym)
         }
     }
     return resolve(site, sym);
+}
+
+/* The last site this thread asked for, and its runtime: a pool's caller
+ * opens its regions from one site, and the hash above cost about 1% of
+ * a 256-double region (perf, bench/omp_region_cost.c). */
+static _Thread_local __attribute__((tls_model("initial-exec"))) uintptr_t t_site;
+static _Thread_local __attribute__((tls_model("initial-exec"))) const ngo_rt *t_site_rt;
+
+const ngo_rt *ngo_rt_for_site(uintptr_t site, enum ngo_sym sym)
+{
+    if (site == t_site && t_site_rt->fn[sym])
+        return t_site_rt;
+    const ngo_rt *rt = site_lookup(site, sym);
+    t_site = site;
+    t_site_rt = rt;
+    return rt;
 }
 
 /* Is this thread inside a parallel region of a libgomp met so far? (A
