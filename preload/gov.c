@@ -235,10 +235,16 @@ static unsigned cores_now(unsigned c, uint64_t now)
     return ngo_free_cores(now, g_budget, c);
 }
 
+/* Each of @p c callers' share of @p cores: at least 1. */
+static unsigned share_in(unsigned cores, unsigned c)
+{
+    unsigned s = cores / c;
+    return s ? s : 1;
+}
+
 static unsigned share_of(unsigned c, uint64_t now)
 {
-    unsigned s = cores_now(c, now) / c;
-    return s ? s : 1;
+    return share_in(cores_now(c, now), c);
 }
 
 /* Is @p n what the task's defaults give a thread that asked nothing (the
@@ -307,7 +313,7 @@ static unsigned outermost(const ngo_ask *a, uint64_t now)
     if ((a->clause && !echo) || t_own_count)
         return explicit_team(a, c);
     unsigned cores = cores_now(c, now);
-    unsigned share = cores / c ? cores / c : 1;
+    unsigned share = share_in(cores, c);
     /* A team of 1 (a pool's callers, most of its regions) needs no look
      * at the runtime's count, which is at least 1: one call into the
      * runtime less per region (with the count at 1 as well, 1 passed
@@ -404,7 +410,7 @@ int ngo_max_threads(const ngo_rt *rt)
     recount(now);
     touch(now);
     unsigned c = callers(1), cores = cores_now(c, now);
-    unsigned share = cores / c ? cores / c : 1;
+    unsigned share = share_in(cores, c);
     unsigned give = share < (unsigned)icv ? share : (unsigned)icv;
     t_promise = give;
     if (g_debug && give < (unsigned)icv)
